@@ -1,0 +1,45 @@
+# The two commands README.md opens with, and a few more. Every target installs what it needs.
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+# ccache (installed by tools/install-deps.sh) keys on paths relative to the checkout, so a CI
+# clone in another folder reuses the objects of an earlier build on the same machine.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+
+HARKD_ARGS ?=
+
+.PHONY: deps build run test test-release test-asan test-tsan test-fuzz lint format clean
+
+deps:
+	@tools/install-deps.sh
+
+build: deps
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release
+
+run: build
+	@if [[ ! -x build/bin/harkd ]]; then \
+	  echo "make run: build/bin/harkd is not built yet (the server lands with the wait-path issue)"; \
+	  exit 1; \
+	fi
+	@mkdir -p data
+	exec build/bin/harkd --address 127.0.0.1:8090 --data-dir ./data $(HARKD_ARGS)
+
+# The whole suite: release (everything but fuzz), asan (unit, e2e), tsan (concurrency), fuzz.
+test: deps
+	@tools/test.sh all
+
+test-release test-asan test-tsan test-fuzz: deps
+	@tools/test.sh $(@:test-%=%)
+
+lint: deps
+	@cmake --preset release >/dev/null && cmake --build --preset release
+	@ctest --test-dir build/release -L lint --output-on-failure
+
+format: deps
+	@git ls-files --cached --others --exclude-standard -- '*.h' '*.cc' | xargs -r clang-format-16 -i
+
+clean:
+	rm -rf build

@@ -1,0 +1,18 @@
+# Every dependency comes from a Debian 12 package (tools/install-deps.sh installs them).
+# liburing and xxhash ship pkg-config files only.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(liburing REQUIRED IMPORTED_TARGET liburing)
+pkg_check_modules(libxxhash REQUIRED IMPORTED_TARGET libxxhash)
+find_package(absl REQUIRED)
+find_package(Threads REQUIRED)
+if(NOT HARK_FUZZ)
+  find_package(GTest REQUIRED)
+  find_package(benchmark REQUIRED)
+  find_package(rapidcheck REQUIRED)
+endif()
+if(HARK_MIMALLOC AND HARK_SANITIZE STREQUAL "" AND NOT HARK_FUZZ)
+  find_package(mimalloc REQUIRED)
+  set(HARK_USE_MIMALLOC ON)
+else()
+  set(HARK_USE_MIMALLOC OFF)
+endif()

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Mechanical style checks (../shared/STYLE.md §11), run by ctest with label `lint`.
+# Usage: tools/lint.sh format|layering|banned|headers|tidy [build-dir]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+product_dirs=(core io storage protocol server)
+sources() { git ls-files --cached --others --exclude-standard -- "$@" | grep -E '\.(h|cc)$'; }
+jobs=$(nproc)
+
+# The module a path belongs to, for the layering rule.
+module_of() {
+  case $1 in
+    core/base/*) echo base ;;
+    core/*) echo core ;;
+    io/* | storage/* | protocol/* | server/* | tools/* | bench/* | tests/*) echo "${1%%/*}" ;;
+    *) echo other ;;
+  esac
+}
+
+# Which modules each module may include (ARCHITECTURE §2): arrows point down only.
+allowed_for() {
+  case $1 in
+    base) echo "base" ;;
+    io) echo "base io" ;;
+    storage) echo "base io storage" ;;
+    protocol) echo "base protocol" ;;
+    core) echo "base io storage core" ;;
+    server) echo "base io storage protocol core server" ;;
+    tools) echo "base protocol tools" ;;
+    *) echo "*" ;;
+  esac
+}
+
+check_format() {
+  local bad
+  bad=$(sources "${product_dirs[@]}" tools bench tests | xargs -r clang-format-16 --dry-run 2>&1 |
+        grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error)' | cut -d: -f1 | sort -u)
+  if [[ -n $bad ]]; then
+    echo "not clang-formatted (run 'make format'):"; echo "$bad"; return 1
+  fi
+  local long
+  long=$(sources "${product_dirs[@]}" tools bench tests | xargs -r awk 'length > 100 { print FILENAME ":" FNR }')
+  if [[ -n $long ]]; then echo "lines over 100 columns:"; echo "$long"; return 1; fi
+}
+
+check_layering() {
+  local status=0 file module included target
+  while read -r file; do
+    module=$(module_of "$file")
+    local allowed
+    allowed=$(allowed_for "$module")
+    [[ $allowed == "*" ]] && continue
+    while read -r included; do
+      target=$(module_of "$included")
+      [[ $target == other ]] && continue
+      if [[ " $allowed " != *" $target "* ]]; then
+        echo "$file includes $included: $module may not depend on $target"; status=1
+      fi
+      if [[ $included == */internal/* && ${included%%/internal/*} != "${file%%/*}"* ]]; then
+        echo "$file includes another module's internals: $included"; status=1
+      fi
+    done < <(grep -oE '^#include "[^"]+"' "$file" | sed -E 's/#include "(.*)"/\1/')
+  done < <(sources "${product_dirs[@]}" tools)
+  return $status
+}
+
+check_banned() {
+  local hits
+  hits=$(sources "${product_dirs[@]}" | xargs -r grep -nE \
+         '(^|[^_[:alnum:]])throw([^_[:alnum:]]|$)|(^|[^_[:alnum:]])try *\{|std::shared_ptr|std::function|FIXME' |
+         grep -vE '^[^:]+:[0-9]+: *//')
+  if [[ -n $hits ]]; then
+    echo "banned in product code (exceptions, shared_ptr, std::function, FIXME):"; echo "$hits"; return 1
+  fi
+}
+
+check_headers() {
+  local flags
+  flags="-std=c++20 -fsyntax-only -I. $(pkg-config --cflags liburing libxxhash)"
+  sources "${product_dirs[@]}" | grep -E '\.h$' |
+    xargs -r -P "$jobs" -I{} sh -c "g++ $flags -x c++ {} 2>&1 || echo 'FAILED: {} does not compile alone'" |
+    tee /dev/stderr | grep -q 'FAILED' && return 1
+  return 0
+}
+
+check_tidy() {
+  local build_dir=$1 output
+  # gcc's precompiled headers mean nothing to clang: drop them from the compile commands.
+  mkdir -p "$build_dir/tidy"
+  sed -E 's# -include [^ ]*cmake_pch\.hxx##g; s# -Winvalid-pch##g' \
+    "$build_dir/compile_commands.json" >"$build_dir/tidy/compile_commands.json"
+  output=$(sources "${product_dirs[@]}" tools bench tests | grep -E '\.cc$' | grep -v '^tests/fuzz/' |
+           xargs -r -P "$jobs" -n 4 clang-tidy-16 -p "$build_dir/tidy" --quiet \
+             --extra-arg=-Wno-unknown-warning-option 2>&1 |
+           grep -E '(warning|error):' | sort -u)
+  if [[ -n $output ]]; then echo "$output"; return 1; fi
+}
+
+case ${1:-} in
+  format) check_format ;;
+  layering) check_layering ;;
+  banned) check_banned ;;
+  headers) check_headers ;;
+  tidy) check_tidy "${2:?build dir}" ;;
+  *) echo "usage: $0 format|layering|banned|headers|tidy [build-dir]" >&2; exit 2 ;;
+esac
