@@ -44,7 +44,7 @@ stages=${1:-all}
 [[ $stages == all ]] && stages="release asan tsan fuzz"
 for stage in $stages; do
   case $stage in
-    release) run_stage release '^(unit|concurrency|e2e|bench-smoke|lint)$' ;;
+    release) run_stage release '^(unit|concurrency|model|mutant|e2e|bench-smoke|lint)$' ;;
     asan) run_stage asan '^(unit|e2e)$' ;;
     tsan) run_stage tsan '^concurrency$' ;;
     fuzz) run_stage fuzz '^fuzz$' ;;

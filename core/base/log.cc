@@ -1,6 +1,8 @@
 #include "core/base/log.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +87,12 @@ class Logger {
  private:
   void run_writer() {
     set_thread_name("log-writer");
+    // A sink whose reader went away (a closed pipe) must fail the write with EPIPE, not kill
+    // the process with SIGPIPE: block the signal for this thread only.
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
     uint64_t reported_dropped = 0;
     while (true) {
       const uint32_t seen = signal_.load(std::memory_order_seq_cst);

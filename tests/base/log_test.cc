@@ -107,6 +107,18 @@ TEST(Log, AStalledSinkDropsLinesInsteadOfBlocking) {
   EXPECT_NE(text.find("lines dropped (queue full)"), std::string::npos);
 }
 
+TEST(Log, ASinkWhoseReaderIsGoneDoesNotKillTheProcess) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  ::close(fds[0]);  // Writes now fail with EPIPE (and would raise SIGPIPE).
+  set_output_fd(fds[1]);
+  HARK_LOG_ERROR("nobody reads this");
+  flush();
+  set_output_fd(STDERR_FILENO);
+  ::close(fds[1]);
+  SUCCEED() << "still alive";
+}
+
 TEST(Log, ParsesLevelNames) {
   EXPECT_EQ(parse_level("debug"), Level::debug);
   EXPECT_EQ(parse_level("warn"), Level::warn);

@@ -4,7 +4,9 @@
 # Includes are written from the repository root ("core/base/result.h").
 set(HARK_ROOT "${CMAKE_CURRENT_SOURCE_DIR}")
 
-set(HARK_WARNINGS -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wimplicit-fallthrough -Werror)
+set(HARK_WARNINGS -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wimplicit-fallthrough -Werror
+    # Options structs are built with designated initializers that rely on member defaults.
+    -Wno-missing-field-initializers)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # GCC 12 reports false positives at -O2 in std::vector/std::string inlining (GCC bugs 105651,
   # 105329, 106297). They stay visible as warnings but do not fail the build; see docs/build.md.
@@ -95,11 +97,12 @@ function(hark_test)
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${HARK_TEST_ENV}")
 endfunction()
 
-# hark_mutant_test(NAME x LABEL l SRCS ... DEPS ... DEFINES HARK_MUTANT_... FILTER gtest-filter)
+# hark_mutant_test(NAME x LABEL l SRCS ... DEPS ... DEFINES HARK_MUTANT_... FILTER gtest-filter
+#                  [ENV VAR=value ...])
 #   A detector's proof that it still bites: the same test built with a planted bug, registered
 #   as one ctest test that must fail (WILL_FAIL).
 function(hark_mutant_test)
-  cmake_parse_arguments(ARG "" "NAME;LABEL;FILTER" "SRCS;DEPS;DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;LABEL;FILTER" "SRCS;DEPS;DEFINES;ENV" ${ARGN})
   set(target hark_${ARG_NAME}_mutant)
   add_executable(${target} ${ARG_SRCS})
   target_link_libraries(${target} PRIVATE ${ARG_DEPS} hark::test_support GTest::gtest_main
@@ -109,7 +112,7 @@ function(hark_mutant_test)
   hark_link_allocator(${target})
   add_test(NAME mutant.${ARG_NAME} COMMAND ${target} --gtest_filter=${ARG_FILTER})
   set_tests_properties(mutant.${ARG_NAME} PROPERTIES WILL_FAIL TRUE LABELS ${ARG_LABEL}
-                       TIMEOUT 300 ENVIRONMENT "${HARK_TEST_ENV}")
+                       TIMEOUT 300 ENVIRONMENT "${HARK_TEST_ENV};${ARG_ENV}")
 endfunction()
 
 # hark_fuzz(NAME x SRCS ... DEPS ... CORPUS dir) -> libFuzzer binary, run for a bounded time.

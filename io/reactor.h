@@ -1,0 +1,131 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/result.h"
+#include "core/base/units.h"
+#include "io/inbox.h"
+#include "io/ring.h"
+#include "io/sleep_gate.h"
+#include "io/timer_wheel.h"
+
+namespace hark::io {
+
+// Work for a shard, posted into its Inbox from any thread and run once on that shard. The task
+// object belongs to whoever posted it (usually pooled); run() may recycle or destroy it.
+class Task : public InboxNode {
+ public:
+  virtual void run() = 0;
+
+ protected:
+  ~Task() = default;
+};
+
+// Called once at the end of every loop iteration, after completions, tasks and timers: the
+// coalescing point where the wait path drains dirty partitions (ARCHITECTURE §4 step 3).
+class IterationHook {
+ public:
+  virtual void on_iteration_end() = 0;
+
+ protected:
+  ~IterationHook() = default;
+};
+
+struct ReactorOptions {
+  RingOptions ring;
+  // How long an idle shard polls its inbox before it sleeps in the kernel (docs/architecture.md
+  // §io: chosen by bench/micro/cross_shard_wake). Zero: sleep at once.
+  Duration spin = Duration(0);
+  Clock* clock = &SystemClock::instance();
+};
+
+struct ReactorCounters {
+  uint64_t iterations = 0;
+  uint64_t sleeps = 0;  // Times the shard blocked in the kernel.
+  uint64_t tasks_run = 0;
+  uint64_t wakes_sent = 0;  // eventfd writes this shard made to wake others.
+};
+
+// One shard's event loop: its io_uring, timer wheel, Inbox and SleepGate. Created on the shard
+// thread, which is the only thread that may call anything but post_from_outside() and the
+// inbox/gate accessors. Data plane: no allocation after create().
+class Reactor {
+ public:
+  static Result<std::unique_ptr<Reactor>> create(ShardId id, const ReactorOptions& options);
+  ~Reactor();
+  Reactor(const Reactor&) = delete;
+  Reactor& operator=(const Reactor&) = delete;
+
+  ShardId id() const { return id_; }
+  Ring& ring() { return *ring_; }
+  TimerWheel& timers() { return timers_; }
+  Clock& clock() { return clock_; }
+  const ReactorCounters& counters() const { return counters_; }
+  SleepGate& gate() { return *gate_; }
+  Inbox& inbox() { return inbox_; }
+
+  // Other shards this one can post to, indexed by ShardId (set once, before the loop runs).
+  void set_peers(std::vector<Reactor*> peers);
+  void set_iteration_hook(IterationHook* hook) { hook_ = hook; }
+
+  // From this shard: queues `task` for shard `target`. Tasks for one target are chained and
+  // pushed with one exchange and at most one eventfd write at the end of this iteration.
+  // A task for this shard itself runs in the next iteration.
+  void post(ShardId target, Task& task);
+
+  // From a thread that is not a shard (an embedder, a test): push and wake at once.
+  void post_from_outside(Task& task);
+
+  // One loop iteration. If `block` and nothing is pending, sleeps in the kernel until a
+  // completion, a cross-shard wake or the next timer; then dispatches completions, runs inbox
+  // tasks, expires timers and calls the iteration hook, then flushes posts to other shards.
+  // Returns how many completions, tasks and timers it handled.
+  size_t run_once(bool block);
+
+ private:
+  class GateRead final : public Completion {
+   public:
+    explicit GateRead(Reactor& reactor) : reactor_(reactor) {}
+    void complete(int32_t result, uint32_t flags) override;
+    void arm();
+    void close() { closing_ = true; }
+    bool armed() const { return armed_; }
+
+   private:
+    Reactor& reactor_;
+    uint64_t value_ = 0;
+    bool armed_ = false;
+    bool closing_ = false;
+  };
+
+  struct Outbox {
+    InboxNode* first = nullptr;
+    InboxNode* last = nullptr;
+  };
+
+  Reactor(ShardId id, const ReactorOptions& options, std::unique_ptr<Ring> ring,
+          std::unique_ptr<SleepGate> gate);
+
+  bool work_pending() const;
+  size_t wait_for_work();
+  size_t run_inbox();
+  void flush_outboxes();
+
+  ShardId id_;
+  ReactorOptions options_;
+  Clock& clock_;
+  std::unique_ptr<Ring> ring_;
+  std::unique_ptr<SleepGate> gate_;
+  TimerWheel timers_;
+  Inbox inbox_;
+  GateRead gate_read_;
+  std::vector<Reactor*> peers_;
+  std::vector<Outbox> outboxes_;
+  IterationHook* hook_ = nullptr;
+  ReactorCounters counters_;
+};
+
+}  // namespace hark::io

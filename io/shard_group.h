@@ -1,0 +1,75 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/base/result.h"
+#include "io/reactor.h"
+
+namespace hark::io {
+
+// What a user of the shards does on each shard thread when it starts and stops (listeners,
+// connections, partitions). Called on the shard's own thread.
+class ShardSetup {
+ public:
+  // Runs before the loop; an error stops the whole group from starting.
+  virtual Status on_start(Reactor& reactor) = 0;
+  // Runs when the loop ends: cancel long-lived operations (multishot accept/recv) and close
+  // what the shard owns. The group then runs the loop without blocking until it is quiet.
+  virtual void on_stop(Reactor& reactor) = 0;
+
+ protected:
+  ~ShardSetup() = default;
+};
+
+struct ShardGroupOptions {
+  uint32_t shards_count = 1;
+  ReactorOptions reactor;
+};
+
+// N shard threads, each running its own Reactor (thread-per-core). start() returns once every
+// shard has created its ring and run on_start(); stop() (or the destructor) ends the loops,
+// runs on_stop() on each shard, drains, joins the threads and frees every reactor on the
+// thread that owned it. Control plane: allocates only in start().
+class ShardGroup {
+ public:
+  // `setup` may be null; otherwise it must outlive the group.
+  static Result<std::unique_ptr<ShardGroup>> start(const ShardGroupOptions& options,
+                                                   ShardSetup* setup);
+  ~ShardGroup();
+  ShardGroup(const ShardGroup&) = delete;
+  ShardGroup& operator=(const ShardGroup&) = delete;
+
+  uint32_t size() const { return static_cast<uint32_t>(reactors_.size()); }
+  // Only the thread-safe parts (post_from_outside, gate, inbox) may be used from outside.
+  Reactor& shard(ShardId id) { return *reactors_[id.value()]; }
+  void post(ShardId id, Task& task) { shard(id).post_from_outside(task); }
+
+  // Idempotent. Must not be called from a shard thread.
+  void stop();
+
+ private:
+  class StopTask final : public Task {
+   public:
+    void run() override { stopping = true; }
+    bool stopping = false;
+  };
+
+  explicit ShardGroup(uint32_t shards_count);
+  void run_shard(uint32_t index, const ShardGroupOptions& options, ShardSetup* setup);
+
+  std::vector<Reactor*> reactors_;
+  std::vector<StopTask> stop_tasks_;
+  std::vector<std::thread> threads_;
+  std::atomic<uint32_t> started_{0};
+  std::atomic<uint32_t> drained_{0};
+  std::atomic<bool> go_{false};
+  std::atomic<bool> stop_posted_{false};
+  std::atomic<bool> failed_{false};
+  bool stopped_ = false;
+};
+
+}  // namespace hark::io
