@@ -77,7 +77,7 @@ check_banned() {
 
 check_headers() {
   local flags
-  flags="-std=c++20 -fsyntax-only -I. $(pkg-config --cflags liburing libxxhash)"
+  flags="-std=c++20 -fsyntax-only -Wall -Wextra -Werror -Wno-pragma-once-outside-header -I. $(pkg-config --cflags liburing libxxhash)"
   sources "${product_dirs[@]}" | grep -E '\.h$' |
     xargs -r -P "$jobs" -I{} sh -c "g++ $flags -x c++ {} 2>&1 || echo 'FAILED: {} does not compile alone'" |
     tee /dev/stderr | grep -q 'FAILED' && return 1
