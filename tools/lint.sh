@@ -76,12 +76,14 @@ check_banned() {
 }
 
 check_headers() {
-  local flags
-  flags="-std=c++20 -fsyntax-only -Wall -Wextra -Werror -Wno-pragma-once-outside-header -I. $(pkg-config --cflags liburing libxxhash)"
-  sources "${product_dirs[@]}" | grep -E '\.h$' |
-    xargs -r -P "$jobs" -I{} sh -c "g++ $flags -x c++ {} 2>&1 || echo 'FAILED: {} does not compile alone'" |
-    tee /dev/stderr | grep -q 'FAILED' && return 1
-  return 0
+  local flags failures
+  flags="-std=c++20 -fsyntax-only -Wall -Wextra -Werror -I. $(pkg-config --cflags liburing libxxhash)"
+  failures=$(sources "${product_dirs[@]}" | grep -E '\.h$' |
+    xargs -r -P "$jobs" -I{} sh -c \
+      "echo '#include \"{}\"' | g++ $flags -x c++ - >/dev/null 2>&1 || echo {}")
+  if [[ -n $failures ]]; then
+    echo "headers that do not compile on their own:"; echo "$failures"; return 1
+  fi
 }
 
 check_tidy() {
