@@ -1,0 +1,107 @@
+#include "core/wait/commit_point.h"
+
+#include <algorithm>
+
+#include "core/base/assert.h"
+
+namespace hark::core {
+namespace {
+
+// std heap algorithms build a max-heap: order by "greater threshold" to get a min-heap.
+bool later_threshold(const Registration* a, const Registration* b) {
+  return a->threshold() > b->threshold();
+}
+
+}  // namespace
+
+CommitPoint::~CommitPoint() {
+  HARK_ASSERT(pending_.empty());
+  HARK_ASSERT(waiters_.empty());
+}
+
+CommitSnapshot CommitPoint::snapshot() const {
+  while (true) {
+    const uint64_t epoch = epoch_.load(std::memory_order_seq_cst);
+    const uint64_t next_offset = next_offset_.load(std::memory_order_seq_cst);
+    if (epoch_.load(std::memory_order_seq_cst) == epoch) return {next_offset, epoch};
+  }
+}
+
+bool CommitPoint::publish(uint64_t next_offset) {
+  HARK_ASSERT(next_offset >= next_offset_.load(std::memory_order_relaxed));
+  next_offset_.store(next_offset, std::memory_order_seq_cst);
+  if (dirty_) return false;
+  dirty_ = true;
+  return true;
+}
+
+void CommitPoint::reset(uint64_t next_offset) {
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  next_offset_.store(next_offset, std::memory_order_seq_cst);
+}
+
+size_t CommitPoint::absorb(HandBack hand_back) {
+  const uint64_t epoch = epoch_.load(std::memory_order_relaxed);
+  size_t stale = 0;
+  for (Registration* registration = waiters_.drain(); registration != nullptr;) {
+    Registration* next = WaiterList::next(*registration);
+    Wait& wait = registration->wait();
+    if (wait.state() != WaitState::waiting) {
+      hand_back(*registration);
+      stale++;
+    } else if (registration->epoch() != epoch) {
+      // Parked against an epoch a purge or delete has ended: answer as the purge would.
+      wait.try_abort(AbortReason::purged);
+      hand_back(*registration);
+    } else {
+      pending_.push_back(registration);
+      std::push_heap(pending_.begin(), pending_.end(), later_threshold);
+    }
+    registration = next;
+  }
+  return stale;
+}
+
+size_t CommitPoint::settle(HandBack hand_back) {
+  absorb(hand_back);
+  const uint64_t next_offset = next_offset_.load(std::memory_order_relaxed);
+  size_t won = 0;
+  while (!pending_.empty() && pending_.front()->threshold() <= next_offset) {
+    std::pop_heap(pending_.begin(), pending_.end(), later_threshold);
+    Registration* registration = pending_.back();
+    pending_.pop_back();
+    if (registration->wait().try_complete(WaitState::notified)) {
+      registration->woken_here_ = true;
+      won++;
+    }
+    hand_back(*registration);
+  }
+  return won;
+}
+
+size_t CommitPoint::sweep(HandBack hand_back) {
+  const size_t stale = absorb(hand_back);
+  const auto complete = std::partition(pending_.begin(), pending_.end(), [](Registration* r) {
+    return r->wait().state() == WaitState::waiting;
+  });
+  const auto swept = static_cast<size_t>(pending_.end() - complete);
+  for (auto it = complete; it != pending_.end(); ++it) hand_back(**it);
+  pending_.erase(complete, pending_.end());
+  std::make_heap(pending_.begin(), pending_.end(), later_threshold);
+  return stale + swept;
+}
+
+void CommitPoint::abort_all(AbortReason reason, HandBack hand_back) {
+  for (Registration* registration = waiters_.drain(); registration != nullptr;) {
+    Registration* next = WaiterList::next(*registration);
+    pending_.push_back(registration);
+    registration = next;
+  }
+  for (Registration* registration : pending_) {
+    registration->wait().try_abort(reason);
+    hand_back(*registration);
+  }
+  pending_.clear();
+}
+
+}  // namespace hark::core

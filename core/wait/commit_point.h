@@ -1,0 +1,82 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include <absl/functional/function_ref.h>
+
+#include "core/base/intrusive_list.h"
+#include "core/base/units.h"
+#include "core/wait/waiter_list.h"
+
+namespace hark::core {
+
+// A consistent reading of a partition's commit state, for a home shard's re-check.
+struct CommitSnapshot {
+  uint64_t next_offset = 0;  // Exclusive end of committed data (0 when empty).
+  uint64_t epoch = 0;        // Bumped by purge and delete.
+};
+
+// Where one partition publishes what is committed, and where polls wait for it. Owned by the
+// partition's owner shard, which alone publishes, drains and judges; homes on any shard read
+// the snapshot and push registrations. Lives as long as its partition; a partition is freed
+// only after every shard stopped parking on it and abort_all() handed everything back.
+//
+// Owner side, the registrations it has drained and not yet satisfied wait in a min-heap by
+// threshold, so a commit that satisfies nobody costs one comparison, and one that wakes K
+// costs O(K log n).
+//
+// Concurrent: `next_offset_` and `epoch_` are seq_cst atomics (they pair with the WaiterList
+// push: see waiter_list.h). Purge bumps the epoch before resetting the offset, so a reader
+// that sees the same epoch before and after reading the offset has an offset of that epoch.
+class CommitPoint : public ListHook<> {
+ public:
+  explicit CommitPoint(ShardId owner) : owner_(owner) {}
+  CommitPoint(const CommitPoint&) = delete;
+  CommitPoint& operator=(const CommitPoint&) = delete;
+  ~CommitPoint();
+
+  ShardId owner() const { return owner_; }
+
+  // Any shard.
+  CommitSnapshot snapshot() const;
+  void register_wait(Registration& registration) { waiters_.push(registration); }
+
+  // Owner only. Publishes a new commit end; returns true if the point just became dirty (the
+  // caller queues it for this iteration's drain).
+  bool publish(uint64_t next_offset);
+  // Owner only. Starts a new epoch at `next_offset` (purge: 0).
+  void reset(uint64_t next_offset);
+
+  using HandBack = absl::FunctionRef<void(Registration&)>;
+
+  // Owner only, at the end of a loop iteration. Drains new registrations and calls
+  // `hand_back` for each one that is satisfied (after trying to win its Wait), whose Wait is
+  // already complete, or that is from an older epoch (after aborting its Wait as purged).
+  // Returns how many registrations this call satisfied and won.
+  size_t settle(HandBack hand_back);
+  // Owner only. Hands back every registration whose Wait is complete (zombies); returns how
+  // many. Bounds memory on partitions that never commit again.
+  size_t sweep(HandBack hand_back);
+  // Owner only. Aborts every waiting registration with `reason` and hands all back.
+  void abort_all(AbortReason reason, HandBack hand_back);
+
+  bool dirty() const { return dirty_; }
+  void clear_dirty() { dirty_ = false; }
+  size_t pending() const { return pending_.size(); }
+
+ private:
+  // Moves drained registrations into the heap; hands back stale ones at once and returns how
+  // many belonged to already-complete Waits.
+  size_t absorb(HandBack hand_back);
+
+  ShardId owner_;
+  std::atomic<uint64_t> next_offset_{0};
+  std::atomic<uint64_t> epoch_{0};
+  WaiterList waiters_;
+  std::vector<Registration*> pending_;  // Owner: a min-heap by threshold.
+  bool dirty_ = false;
+};
+
+}  // namespace hark::core

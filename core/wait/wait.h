@@ -1,0 +1,111 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "core/base/assert.h"
+#include "core/base/intrusive_list.h"
+#include "core/base/units.h"
+#include "io/reactor.h"
+#include "io/timer_wheel.h"
+
+namespace hark::core {
+
+class CommitPoint;
+class Wait;
+class WaitShard;
+
+// Tag of the hook by which pooled objects sit on their shard's free list.
+struct PoolTag;
+
+// How a parked poll ended. Exactly one party moves a Wait out of `waiting`, by CAS.
+enum class WaitState : uint32_t { waiting, notified, timed_out, cancelled, aborted };
+
+// Why a Wait was aborted: the partition was purged or deleted, the server is shutting down,
+// or (later, with several nodes) the partition moved to another owner.
+enum class AbortReason : uint8_t { none, purged, deleted, shutdown, moved };
+
+// One watched partition of a Wait: pushed on the partition's WaiterList by the home shard,
+// drained and judged by the partition's owner, handed back to the home shard as a Task.
+// Immutable once pushed, except `next_` (the WaiterList link, written before the push) and
+// `woken_here_` (owner side, before the hand-back). Comes from its home shard's pool.
+class Registration final : public io::Task, public ListHook<PoolTag> {
+ public:
+  Wait& wait() const { return *wait_; }
+  CommitPoint& point() const { return *point_; }
+  Offset want() const { return want_; }
+  // Satisfied iff the partition's next_offset >= threshold (= want + min_messages).
+  uint64_t threshold() const { return threshold_; }
+  uint64_t epoch() const { return epoch_; }
+  // True if this registration's partition is the one whose commit won the Wait.
+  bool woken_here() const { return woken_here_; }
+
+  // Runs on the home shard when the owner hands this registration back.
+  void run() override;
+
+ private:
+  friend class CommitPoint;
+  friend class WaitShard;
+  friend class WaiterList;
+
+  Wait* wait_ = nullptr;
+  CommitPoint* point_ = nullptr;
+  Offset want_{};
+  uint64_t threshold_ = 0;
+  uint64_t epoch_ = 0;
+  Registration* next_ = nullptr;  // WaiterList link.
+  bool woken_here_ = false;
+};
+
+// What the home shard is told when a parked poll ends (never for a cancelled one).
+class WaitClient {
+ public:
+  // `wait` is valid only during the call. For `notified`, `winner` is the registration whose
+  // partition satisfied it; for other states it is null.
+  virtual void on_wait_done(Wait& wait, WaitState state, Registration* winner) = 0;
+
+ protected:
+  ~WaitClient() = default;
+};
+
+// One parked poll: its deadline (a timer on the home shard's wheel), its registrations, and
+// the single atomic state that decides who completes it. Pooled per home shard; returned to
+// the pool by its home only, once every registration is back (ARCHITECTURE §4).
+//
+// Concurrent: `state_` (any shard, CAS only, seq_cst) and `abort_reason_` (written by the CAS
+// winner before the hand-back that publishes it). Everything else belongs to the home shard.
+class Wait final : public io::Timer, public ListHook<PoolTag> {
+ public:
+  WaitState state() const { return state_.load(std::memory_order_seq_cst); }
+  AbortReason abort_reason() const { return abort_reason_; }
+  ShardId home() const { return home_; }
+  WaitClient* client() const { return client_; }
+  // Home-side identity for the client (e.g. the request it parked), set at park().
+  uint64_t cookie() const { return cookie_; }
+
+  // Moves waiting -> `to`. Returns false if another party completed the Wait first.
+  bool try_complete(WaitState to) {
+    HARK_ASSERT(to != WaitState::waiting);
+    WaitState expected = WaitState::waiting;
+    return state_.compare_exchange_strong(expected, to, std::memory_order_seq_cst);
+  }
+  // Owner side: abort with a reason, visible to the home with the hand-back.
+  bool try_abort(AbortReason reason);
+
+  void expire() override;  // The deadline: runs on the home shard's wheel.
+
+ private:
+  friend class WaitShard;
+  friend class Registration;
+
+  std::atomic<WaitState> state_{WaitState::waiting};
+  AbortReason abort_reason_ = AbortReason::none;
+  ShardId home_{};
+  WaitShard* shard_ = nullptr;
+  WaitClient* client_ = nullptr;
+  uint64_t cookie_ = 0;
+  uint32_t outstanding_ = 0;  // Registrations pushed and not yet handed back.
+  bool delivered_ = false;    // The client has been told (or cancelled).
+};
+
+}  // namespace hark::core

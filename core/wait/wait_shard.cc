@@ -1,0 +1,212 @@
+#include "core/wait/wait_shard.h"
+
+#include "core/base/assert.h"
+#include "core/base/log.h"
+
+namespace hark::core {
+
+WaitShard::WaitShard(io::Reactor& reactor, const WaitShardOptions& options)
+    : reactor_(reactor),
+      options_(options),
+      waits_(std::make_unique<Wait[]>(options.waits_max)),
+      registrations_(std::make_unique<Registration[]>(options.registrations_max)),
+      sweep_timer_(*this) {
+  for (uint32_t i = 0; i < options.waits_max; i++) free_waits_.push_back(waits_[i]);
+  for (uint32_t i = 0; i < options.registrations_max; i++) {
+    free_registrations_.push_back(registrations_[i]);
+  }
+  // Each adopted point can be dirty at most once per iteration.
+  dirty_.reserve(1024);
+  reactor_.set_iteration_hook(this);
+}
+
+WaitShard::~WaitShard() {
+  reactor_.timers().cancel(sweep_timer_);
+  // Every Wait and Registration is back in its pool exactly once (tests rely on this).
+  HARK_ASSERT(free_waits_.size() == options_.waits_max);
+  HARK_ASSERT(free_registrations_.size() == options_.registrations_max);
+  HARK_ASSERT(owned_.empty());
+  while (free_waits_.pop_front() != nullptr) {
+  }
+  while (free_registrations_.pop_front() != nullptr) {
+  }
+  reactor_.set_iteration_hook(nullptr);
+}
+
+Result<ParkResult> WaitShard::park(std::span<const Watch> watches, Instant deadline,
+                                   WaitClient& client, uint64_t cookie) {
+  HARK_ASSERT(!watches.empty());
+  if (free_waits_.empty() || free_registrations_.size() < watches.size()) {
+    counters_.rejected_full++;
+    HARK_LOG_WARN("parked-poll limit reached on this shard (%u waits, %u registrations)",
+                  options_.waits_max, options_.registrations_max);
+    return Error::feature_unavailable;
+  }
+  Wait& wait = *free_waits_.pop_front();
+  // Nobody else references a pooled Wait: all its registrations came back before it did.
+  wait.state_.store(WaitState::waiting, std::memory_order_relaxed);
+  wait.abort_reason_ = AbortReason::none;
+  wait.home_ = reactor_.id();
+  wait.shard_ = this;
+  wait.client_ = &client;
+  wait.cookie_ = cookie;
+  wait.outstanding_ = static_cast<uint32_t>(watches.size());
+  wait.delivered_ = false;
+  for (const Watch& watch : watches) {
+    Registration& registration = *free_registrations_.pop_front();
+    registration.wait_ = &wait;
+    registration.point_ = watch.point;
+    registration.want_ = watch.want;
+    registration.threshold_ = watch.want.value() + watch.min_messages;
+    registration.epoch_ = watch.epoch;
+    registration.woken_here_ = false;
+    watch.point->register_wait(registration);
+  }
+  if (!recheck(watches, wait)) {
+    // Answered now: by our re-check, or by an owner that already settled it. Either way the
+    // caller handles it; hand-backs still return the registrations later.
+    wait.delivered_ = true;
+    counters_.ready_at_park++;
+    return ParkResult{&wait, wait.state()};
+  }
+  reactor_.timers().add(wait, deadline);
+  counters_.parked++;
+  counters_.parked_now++;
+  return ParkResult{&wait, WaitState::waiting};
+}
+
+bool WaitShard::recheck(std::span<const Watch> watches, Wait& wait) {
+#ifndef HARK_MUTANT_SKIP_PARK_RECHECK
+  // Register, then re-read: a commit that landed between the poll's evaluation and the push
+  // is seen here, or its owner sees our registration when it drains (seq_cst on both sides).
+  for (const Watch& watch : watches) {
+    const CommitSnapshot now = watch.point->snapshot();
+    if (now.epoch != watch.epoch) {
+      wait.try_abort(AbortReason::purged);
+      break;
+    }
+    if (now.next_offset >= watch.want.value() + watch.min_messages) {
+      wait.try_complete(WaitState::notified);
+      break;
+    }
+  }
+#else
+  (void)watches;  // The mutant of tests/core: the lost-wakeup checks must catch it.
+#endif
+  return wait.state() == WaitState::waiting;
+}
+
+void WaitShard::cancel(Wait& wait) {
+  HARK_ASSERT(wait.shard_ == this);
+  reactor_.timers().cancel(wait);
+  if (!wait.delivered_) {
+    wait.delivered_ = true;
+    counters_.parked_now--;
+    if (wait.try_complete(WaitState::cancelled)) counters_.cancelled++;
+  }
+  wait.client_ = nullptr;
+}
+
+void WaitShard::wait_expired(Wait& wait) {
+  if (wait.delivered_ || !wait.try_complete(WaitState::timed_out)) return;
+  counters_.timed_out++;
+  deliver(wait, WaitState::timed_out, nullptr);
+}
+
+void WaitShard::deliver(Wait& wait, WaitState state, Registration* winner) {
+  HARK_ASSERT(!wait.delivered_);
+  wait.delivered_ = true;
+  counters_.parked_now--;
+  reactor_.timers().cancel(wait);
+  if (wait.client_ != nullptr) wait.client_->on_wait_done(wait, state, winner);
+}
+
+void WaitShard::registration_returned(Registration& registration) {
+  Wait& wait = registration.wait();
+  const WaitState state = wait.state();
+  HARK_ASSERT(state != WaitState::waiting);
+  HARK_ASSERT(wait.outstanding_ > 0);
+  if (!wait.delivered_) {
+    // A notified Wait is answered by its winning registration, which carries the data; the
+    // others only come home. An abort is answered by the first one back.
+    if (state == WaitState::notified && registration.woken_here()) {
+      deliver(wait, state, &registration);
+    } else if (state == WaitState::aborted) {
+      counters_.aborted++;
+      deliver(wait, state, nullptr);
+    }
+  }
+  wait.outstanding_--;
+  registration.wait_ = nullptr;
+  registration.point_ = nullptr;
+  free_registrations_.push_back(registration);
+  maybe_release(wait);
+}
+
+void WaitShard::maybe_release(Wait& wait) {
+  if (!wait.delivered_ || wait.outstanding_ > 0) return;
+  HARK_ASSERT(!wait.armed());
+  wait.client_ = nullptr;
+  free_waits_.push_back(wait);
+}
+
+void WaitShard::hand_back(Registration& registration) {
+  reactor_.post(registration.wait().home(), registration);
+}
+
+void WaitShard::adopt(CommitPoint& point) {
+  HARK_ASSERT(point.owner() == reactor_.id());
+  owned_.push_back(point);
+  if (!sweep_timer_.armed()) {
+    reactor_.timers().add(sweep_timer_, reactor_.clock().monotonic_now() + options_.sweep_interval);
+  }
+}
+
+void WaitShard::release(CommitPoint& point, AbortReason reason) {
+  point.abort_all(reason, [this](Registration& r) { hand_back(r); });
+  if (point.dirty()) {
+    std::erase(dirty_, &point);
+    point.clear_dirty();
+  }
+  owned_.remove(point);
+  if (owned_.empty()) reactor_.timers().cancel(sweep_timer_);
+}
+
+void WaitShard::publish(CommitPoint& point, uint64_t next_offset) {
+  if (point.publish(next_offset)) dirty_.push_back(&point);
+}
+
+void WaitShard::reset(CommitPoint& point, uint64_t next_offset) {
+  point.reset(next_offset);
+  point.abort_all(AbortReason::purged, [this](Registration& r) { hand_back(r); });
+}
+
+void WaitShard::abort_all(AbortReason reason) {
+  owned_.for_each([&](CommitPoint& point) {
+    point.abort_all(reason, [this](Registration& r) { hand_back(r); });
+  });
+}
+
+void WaitShard::on_iteration_end() {
+  for (CommitPoint* point : dirty_) {
+    point->clear_dirty();
+    counters_.woken += point->settle([this](Registration& r) { hand_back(r); });
+  }
+  dirty_.clear();
+}
+
+void WaitShard::sweep() {
+  owned_.for_each([&](CommitPoint& point) {
+    counters_.zombies_swept += point.sweep([this](Registration& r) { hand_back(r); });
+  });
+}
+
+void WaitShard::SweepTimer::expire() {
+  shard_.sweep();
+  if (!shard_.owned_.empty()) {
+    shard_.reactor_.timers().add(
+        *this, shard_.reactor_.clock().monotonic_now() + shard_.options_.sweep_interval);
+  }
+}
+
+}  // namespace hark::core

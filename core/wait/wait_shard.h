@@ -1,0 +1,129 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/base/intrusive_list.h"
+#include "core/base/result.h"
+#include "core/wait/commit_point.h"
+#include "core/wait/wait.h"
+#include "io/reactor.h"
+
+namespace hark::core {
+
+struct WaitShardOptions {
+  // Parked polls this shard can hold at once (its Wait pool). Full: park() fails.
+  uint32_t waits_max = 16384;
+  // Registrations (watched partitions) across those polls: one per plain poll, one per
+  // assigned partition for a consumer-group member.
+  uint32_t registrations_max = 65536;
+  // How often the owner hands back registrations of completed Waits on partitions that do
+  // not commit (zombies), bounding the memory a timed-out or cancelled poll holds.
+  Duration sweep_interval = std::chrono::seconds(1);
+};
+
+struct WaitCounters {
+  uint64_t parked_now = 0;     // Waiting polls whose home is this shard.
+  uint64_t parked = 0;         // Parks that stayed parked after the re-check.
+  uint64_t ready_at_park = 0;  // Parks whose re-check found them satisfied or aborted.
+  uint64_t woken = 0;          // Waits this shard (as owner) notified.
+  uint64_t timed_out = 0;
+  uint64_t cancelled = 0;
+  uint64_t aborted = 0;  // Waits this shard (as home) learned were aborted.
+  uint64_t zombies_swept = 0;
+  uint64_t rejected_full = 0;  // park() refused: pool full.
+};
+
+// One partition a poll waits on: where, from which offset, and the epoch the poll saw.
+struct Watch {
+  CommitPoint* point = nullptr;
+  Offset want{};
+  uint32_t min_messages = 1;
+  uint64_t epoch = 0;
+};
+
+struct ParkResult {
+  Wait* wait = nullptr;
+  // `waiting`: parked; the client hears of the end through WaitClient (unless cancelled).
+  // Anything else: the re-check found the answer at once; the client is NOT called, and the
+  // caller evaluates the poll again now (notified) or answers as the abort says (aborted).
+  WaitState state = WaitState::waiting;
+};
+
+// The wait machinery of one shard (ARCHITECTURE §4), in both roles:
+// - as home, it parks polls (register, then re-check), times them out on its wheel, cancels
+//   them on disconnect, receives hand-backs and returns Waits and Registrations to its pools;
+// - as owner, it publishes commits of the partitions it owns and, once per loop iteration
+//   (the reactor's IterationHook), settles the dirty ones: satisfied registrations win their
+//   Wait by CAS and go back to their homes through the reactor's batched posts (one Inbox
+//   push and at most one eventfd write per home shard per iteration).
+// Used only on its shard's thread. Data plane: pools are sized at construction; parking,
+// waking and handing back never allocate.
+class WaitShard final : public io::IterationHook {
+ public:
+  WaitShard(io::Reactor& reactor, const WaitShardOptions& options);
+  ~WaitShard();
+  WaitShard(const WaitShard&) = delete;
+  WaitShard& operator=(const WaitShard&) = delete;
+
+  // Home. Parks a poll on `watches` (1 or more partitions) until `deadline`. The watches'
+  // epochs are those the poll saw when it found nothing. Error::feature_unavailable when this
+  // shard's pool of Waits or Registrations is exhausted.
+  Result<ParkResult> park(std::span<const Watch> watches, Instant deadline, WaitClient& client,
+                          uint64_t cookie);
+  // Home. The poll's connection went away: the client is never called for `wait`. O(1).
+  void cancel(Wait& wait);
+
+  // Owner. The points this shard owns: swept periodically, aborted at shutdown.
+  void adopt(CommitPoint& point);
+  // Owner. Aborts everything parked on `point` (delete) and forgets it.
+  void release(CommitPoint& point, AbortReason reason);
+  // Owner. A commit: parked polls it satisfies are woken at the end of this iteration.
+  void publish(CommitPoint& point, uint64_t next_offset);
+  // Owner. Purge: a new epoch starting at `next_offset`; parked polls are aborted as purged.
+  void reset(CommitPoint& point, uint64_t next_offset);
+  // Owner. Shutdown: aborts every poll parked on any adopted point.
+  void abort_all(AbortReason reason);
+
+  const WaitCounters& counters() const { return counters_; }
+  uint32_t waits_free() const { return static_cast<uint32_t>(free_waits_.size()); }
+  uint32_t registrations_free() const { return static_cast<uint32_t>(free_registrations_.size()); }
+
+  void on_iteration_end() override;
+
+ private:
+  friend class Registration;
+  friend class Wait;
+
+  class SweepTimer final : public io::Timer {
+   public:
+    explicit SweepTimer(WaitShard& shard) : shard_(shard) {}
+    void expire() override;
+
+   private:
+    WaitShard& shard_;
+  };
+
+  void hand_back(Registration& registration);
+  void registration_returned(Registration& registration);
+  void wait_expired(Wait& wait);
+  void deliver(Wait& wait, WaitState state, Registration* winner);
+  void maybe_release(Wait& wait);
+  bool recheck(std::span<const Watch> watches, Wait& wait);
+  void sweep();
+
+  io::Reactor& reactor_;
+  WaitShardOptions options_;
+  std::unique_ptr<Wait[]> waits_;
+  std::unique_ptr<Registration[]> registrations_;
+  IntrusiveList<Wait, PoolTag> free_waits_;
+  IntrusiveList<Registration, PoolTag> free_registrations_;
+  IntrusiveList<CommitPoint> owned_;
+  std::vector<CommitPoint*> dirty_;
+  SweepTimer sweep_timer_;
+  WaitCounters counters_;
+};
+
+}  // namespace hark::core
