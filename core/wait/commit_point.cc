@@ -43,6 +43,7 @@ void CommitPoint::reset(uint64_t next_offset) {
 size_t CommitPoint::absorb(HandBack hand_back) {
   const uint64_t epoch = epoch_.load(std::memory_order_relaxed);
   size_t stale = 0;
+  if (waiters_.empty()) return 0;  // The common commit: nobody new is waiting. No RMW.
   for (Registration* registration = waiters_.drain(); registration != nullptr;) {
     Registration* next = WaiterList::next(*registration);
     Wait& wait = registration->wait();

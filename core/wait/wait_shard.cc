@@ -35,6 +35,12 @@ WaitShard::~WaitShard() {
 
 Result<ParkResult> WaitShard::park(std::span<const Watch> watches, Instant deadline,
                                    WaitClient& client, uint64_t cookie) {
+  HARK_TRY_ASSIGN(Wait* const wait, begin_park(watches, client, cookie));
+  return finish_park(*wait, watches, deadline);
+}
+
+Result<Wait*> WaitShard::begin_park(std::span<const Watch> watches, WaitClient& client,
+                                    uint64_t cookie) {
   HARK_ASSERT(!watches.empty());
   if (free_waits_.empty() || free_registrations_.size() < watches.size()) {
     counters_.rejected_full++;
@@ -62,6 +68,10 @@ Result<ParkResult> WaitShard::park(std::span<const Watch> watches, Instant deadl
     registration.woken_here_ = false;
     watch.point->register_wait(registration);
   }
+  return &wait;
+}
+
+ParkResult WaitShard::finish_park(Wait& wait, std::span<const Watch> watches, Instant deadline) {
   if (!recheck(watches, wait)) {
     // Answered now: by our re-check, or by an owner that already settled it. Either way the
     // caller handles it; hand-backs still return the registrations later.

@@ -73,6 +73,11 @@ class WaitShard final : public io::IterationHook {
   // shard's pool of Waits or Registrations is exhausted.
   Result<ParkResult> park(std::span<const Watch> watches, Instant deadline, WaitClient& client,
                           uint64_t cookie);
+  // park() in its two steps, so tests can run owner actions between the push and the re-check:
+  // begin_park() takes a Wait and pushes its registrations; finish_park() re-checks and arms
+  // the deadline. park() is exactly begin_park() then finish_park().
+  Result<Wait*> begin_park(std::span<const Watch> watches, WaitClient& client, uint64_t cookie);
+  ParkResult finish_park(Wait& wait, std::span<const Watch> watches, Instant deadline);
   // Home. The poll's connection went away: the client is never called for `wait`. O(1).
   void cancel(Wait& wait);
 

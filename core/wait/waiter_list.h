@@ -36,8 +36,10 @@ class WaiterList {
 
   static Registration* next(const Registration& registration) { return registration.next_; }
 
-  // Any thread; a hint only.
-  bool empty() const { return head_.load(std::memory_order_relaxed) == nullptr; }
+  // Owner: true if nothing was pushed since the last drain. seq_cst, so that skipping the drain
+  // of an empty list after publishing a commit pairs with a home's push-then-re-check (a
+  // Dekker pattern: with release/acquire both sides may miss each other). Other threads: a hint.
+  bool empty() const { return head_.load(std::memory_order_seq_cst) == nullptr; }
 
  private:
   std::atomic<Registration*> head_{nullptr};
