@@ -81,6 +81,7 @@ void ShardGroup::run_shard(uint32_t index, const ShardGroupOptions& options, Sha
   stop_posted_.wait(false, std::memory_order_acquire);
   while (reactor != nullptr && reactor->run_once(false) > 0) {
   }
+  if (reactor != nullptr && setup != nullptr) setup->on_drained(*reactor);
 }
 
 void ShardGroup::stop() {

@@ -20,6 +20,9 @@ class ShardSetup {
   // Runs when the loop ends: cancel long-lived operations (multishot accept/recv) and close
   // what the shard owns. The group then runs the loop without blocking until it is quiet.
   virtual void on_stop(Reactor& reactor) = 0;
+  // Runs after every shard has drained what on_stop() started, just before this shard's
+  // reactor is destroyed: free what still refers to the reactor (pools, timers).
+  virtual void on_drained(Reactor& reactor) { (void)reactor; }
 
  protected:
   ~ShardSetup() = default;

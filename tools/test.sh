@@ -45,7 +45,7 @@ stages=${1:-all}
 for stage in $stages; do
   case $stage in
     release) run_stage release '^(unit|concurrency|model|mutant|e2e|bench-smoke|lint)$' ;;
-    asan) run_stage asan '^(unit|e2e)$' ;;
+    asan) run_stage asan '^(unit|concurrency|e2e)$' ;;
     tsan) run_stage tsan '^concurrency$' ;;
     fuzz) run_stage fuzz '^fuzz$' ;;
     *) echo "unknown stage: $stage" >&2; exit 2 ;;
