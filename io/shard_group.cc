@@ -1,5 +1,8 @@
 #include "io/shard_group.h"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <string>
 
 #include "core/base/assert.h"
@@ -82,6 +85,16 @@ void ShardGroup::run_shard(uint32_t index, const ShardGroupOptions& options, Sha
   while (reactor != nullptr && reactor->run_once(false) > 0) {
   }
   if (reactor != nullptr && setup != nullptr) setup->on_drained(*reactor);
+}
+
+Duration ShardGroup::cpu_time(ShardId id) {
+  clockid_t clock{};
+  timespec used{};
+  if (pthread_getcpuclockid(threads_[id.value()].native_handle(), &clock) != 0 ||
+      clock_gettime(clock, &used) != 0) {
+    return Duration(0);
+  }
+  return std::chrono::seconds(used.tv_sec) + std::chrono::nanoseconds(used.tv_nsec);
 }
 
 void ShardGroup::stop() {

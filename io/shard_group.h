@@ -51,6 +51,10 @@ class ShardGroup {
   Reactor& shard(ShardId id) { return *reactors_[id.value()]; }
   void post(ShardId id, Task& task) { shard(id).post_from_outside(task); }
 
+  // CPU time the shard's thread has used (CLOCK_THREAD_CPUTIME_ID of that thread), for
+  // benchmarks and stats. Any thread, while the group runs.
+  Duration cpu_time(ShardId id);
+
   // Idempotent. Must not be called from a shard thread.
   void stop();
 
