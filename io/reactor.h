@@ -76,6 +76,11 @@ class Reactor {
   // A task for this shard itself runs in the next iteration.
   void post(ShardId target, Task& task);
 
+  // Pushes what post() has queued so far now, instead of at the end of the iteration. For
+  // long batches whose first items should not wait for the last (the wait path flushes every
+  // 64 hand-backs, so the first of K woken polls is answered in time independent of K).
+  void flush_posts() { flush_outboxes(); }
+
   // From a thread that is not a shard (an embedder, a test): push and wake at once.
   void post_from_outside(Task& task);
 

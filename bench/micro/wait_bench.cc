@@ -2,8 +2,9 @@
 //   BM_wait_commit_no_waiters        publish + end-of-iteration settle, nobody parked
 //   BM_wait_park_wake_same_shard     park, commit, settle, hand-back, answer: one shard
 //   BM_wait_commit_wakes/K           K polls parked on shard 0, one commit on shard 1; time
-//                                    from the commit to the K-th answer, shard CPU per woken
-//                                    waiter, eventfd writes per commit
+//                                    from the commit to the K-th answer (Time) and to the
+//                                    first (first_answer_us), shard CPU per woken waiter,
+//                                    eventfd writes per commit
 // Every benchmark reports allocs_per_op from the counting allocator.
 #include <atomic>
 #include <chrono>
@@ -91,13 +92,19 @@ struct FanoutSetup final : io::ShardSetup, WaitClient {
   }
   void on_drained(io::Reactor& reactor) override { shards[reactor.id().value()].reset(); }
   void on_wait_done(Wait&, WaitState state, Registration*) override {
-    if (state == WaitState::notified) answered.fetch_add(1, std::memory_order_release);
+    if (state != WaitState::notified) return;
+    if (first_answer_ns.load(std::memory_order_relaxed) == 0) {
+      first_answer_ns.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                            std::memory_order_relaxed);
+    }
+    answered.fetch_add(1, std::memory_order_release);
   }
 
   CommitPoint point{ShardId(1)};
   std::unique_ptr<WaitShard> shards[2];
   io::Reactor* reactors[2] = {nullptr, nullptr};
   std::atomic<uint64_t> answered{0};
+  std::atomic<int64_t> first_answer_ns{0};
 };
 
 struct ParkMany final : io::Task {
@@ -133,6 +140,7 @@ void BM_wait_commit_wakes(benchmark::State& state) {
   CommitOne commit;
   commit.setup = &setup;
   Duration cpu{0};
+  double first_answer_us = 0;
   const uint64_t writes_before = setup.reactors[1]->counters().wakes_sent;
   for (auto _ : state) {
     park.done.store(false);
@@ -141,17 +149,22 @@ void BM_wait_commit_wakes(benchmark::State& state) {
     std::this_thread::sleep_for(200us);  // Both shards asleep: the wake is cross-core.
     const uint64_t target = setup.answered.load() + static_cast<uint64_t>(waiters);
     const Duration cpu_before = group->cpu_time(ShardId(0)) + group->cpu_time(ShardId(1));
+    setup.first_answer_ns.store(0);
     const auto start = std::chrono::steady_clock::now();
     group->post(ShardId(1), commit);
     while (setup.answered.load(std::memory_order_acquire) < target) {
     }
     const auto elapsed = std::chrono::steady_clock::now() - start;
+    first_answer_us +=
+        static_cast<double>(setup.first_answer_ns.load() - start.time_since_epoch().count()) /
+        1000.0;
     cpu += group->cpu_time(ShardId(0)) + group->cpu_time(ShardId(1)) - cpu_before;
     state.SetIterationTime(std::chrono::duration<double>(elapsed).count());
   }
   const auto woken = static_cast<double>(state.iterations() * waiters);
   state.counters["cpu_us_per_woken"] =
       std::chrono::duration<double, std::micro>(cpu).count() / woken;
+  state.counters["first_answer_us"] = first_answer_us / static_cast<double>(state.iterations());
   state.counters["eventfd_per_commit"] =
       static_cast<double>(setup.reactors[1]->counters().wakes_sent - writes_before) /
       static_cast<double>(state.iterations());
