@@ -7,6 +7,7 @@
 #include "core/base/result.h"
 #include "protocol/group_requests.h"
 #include "protocol/message_requests.h"
+#include "protocol/partition_requests.h"
 #include "protocol/send_messages.h"
 #include "protocol/stream_requests.h"
 #include "protocol/system_requests.h"

@@ -11,7 +11,7 @@
 
 namespace hark::protocol {
 
-// Requests of the stream, topic, partition and segment commands (docs/wire.md §Requests).
+// Requests of the stream and topic commands (docs/wire.md §Requests).
 // Since 0.8.0 the server assigns stream and topic ids: create requests carry no id.
 
 struct GetStreamRequest {
@@ -103,32 +103,6 @@ struct PurgeTopicRequest {
   bool operator==(const PurgeTopicRequest&) const = default;
 };
 
-struct CreatePartitionsRequest {
-  static constexpr Command code = Command::create_partitions;
-  Identifier stream_id;
-  Identifier topic_id;
-  uint32_t partitions_count = 0;
-  bool operator==(const CreatePartitionsRequest&) const = default;
-};
-
-// Deletes the last `partitions_count` partitions.
-struct DeletePartitionsRequest {
-  static constexpr Command code = Command::delete_partitions;
-  Identifier stream_id;
-  Identifier topic_id;
-  uint32_t partitions_count = 0;
-  bool operator==(const DeletePartitionsRequest&) const = default;
-};
-
-struct DeleteSegmentsRequest {
-  static constexpr Command code = Command::delete_segments;
-  Identifier stream_id;
-  Identifier topic_id;
-  uint32_t partition_id = 0;
-  uint32_t segments_count = 0;
-  bool operator==(const DeleteSegmentsRequest&) const = default;
-};
-
 void encode(const GetStreamRequest& request, Writer& writer);
 Status decode(Reader& reader, GetStreamRequest& request);
 void encode(const GetStreamsRequest& request, Writer& writer);
@@ -153,11 +127,5 @@ void encode(const UpdateTopicRequest& request, Writer& writer);
 Status decode(Reader& reader, UpdateTopicRequest& request);
 void encode(const PurgeTopicRequest& request, Writer& writer);
 Status decode(Reader& reader, PurgeTopicRequest& request);
-void encode(const CreatePartitionsRequest& request, Writer& writer);
-Status decode(Reader& reader, CreatePartitionsRequest& request);
-void encode(const DeletePartitionsRequest& request, Writer& writer);
-Status decode(Reader& reader, DeletePartitionsRequest& request);
-void encode(const DeleteSegmentsRequest& request, Writer& writer);
-Status decode(Reader& reader, DeleteSegmentsRequest& request);
 
 }  // namespace hark::protocol

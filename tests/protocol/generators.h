@@ -14,6 +14,7 @@
 #include "protocol/group_requests.h"
 #include "protocol/group_responses.h"
 #include "protocol/message_requests.h"
+#include "protocol/partition_requests.h"
 #include "protocol/permissions.h"
 #include "protocol/primitives.h"
 #include "protocol/stream_requests.h"
