@@ -132,7 +132,7 @@ function(hark_fuzz)
   # The committed corpus is only read; new inputs go to a scratch directory in the build tree.
   set(scratch ${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}_corpus)
   add_test(NAME fuzz.${ARG_NAME}
-    COMMAND ${CMAKE_COMMAND} -E env ${target} -max_total_time=${ARG_SECONDS} -timeout=10
+    COMMAND $<TARGET_FILE:${target}> -max_total_time=${ARG_SECONDS} -timeout=10
             -rss_limit_mb=2048 -print_final_stats=1 ${scratch} ${ARG_CORPUS})
   set_tests_properties(fuzz.${ARG_NAME} PROPERTIES LABELS fuzz TIMEOUT 600)
   file(MAKE_DIRECTORY ${scratch})

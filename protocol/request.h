@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <variant>
+
+#include "core/base/result.h"
+#include "protocol/group_requests.h"
+#include "protocol/message_requests.h"
+#include "protocol/partition_requests.h"
+#include "protocol/send_messages.h"
+#include "protocol/stream_requests.h"
+#include "protocol/system_requests.h"
+#include "protocol/user_requests.h"
+
+namespace hark::protocol {
+
+// Any request a 0.8.0 server accepts, decoded. Alternatives are the request structs of
+// protocol/; each knows its code (T::code). A SendMessagesRequest holds views into the payload,
+// so a decoded Request must not outlive the buffer it was decoded from.
+using Request =
+    std::variant<PingRequest, GetStatsRequest, GetSnapshotRequest, GetClusterMetadataRequest,
+                 GetMeRequest, GetClientRequest, GetClientsRequest, GetUserRequest, GetUsersRequest,
+                 CreateUserRequest, DeleteUserRequest, UpdateUserRequest, UpdatePermissionsRequest,
+                 ChangePasswordRequest, LoginUserRequest, LogoutUserRequest,
+                 GetPersonalAccessTokensRequest, CreatePersonalAccessTokenRequest,
+                 DeletePersonalAccessTokenRequest, LoginWithPersonalAccessTokenRequest,
+                 PollMessagesRequest, SendMessagesRequest, FlushUnsavedBufferRequest,
+                 GetConsumerOffsetRequest, StoreConsumerOffsetRequest, DeleteConsumerOffsetRequest,
+                 GetStreamRequest, GetStreamsRequest, CreateStreamRequest, DeleteStreamRequest,
+                 UpdateStreamRequest, PurgeStreamRequest, GetTopicRequest, GetTopicsRequest,
+                 CreateTopicRequest, DeleteTopicRequest, UpdateTopicRequest, PurgeTopicRequest,
+                 CreatePartitionsRequest, DeletePartitionsRequest, DeleteSegmentsRequest,
+                 GetConsumerGroupRequest, GetConsumerGroupsRequest, CreateConsumerGroupRequest,
+                 DeleteConsumerGroupRequest, JoinConsumerGroupRequest, LeaveConsumerGroupRequest>;
+
+struct DecodedRequest {
+  Request request;
+  // Bytes after the decoded fields: accepted, and worth a rate-limited warning, as 0.8.0 does
+  // ("wire decode: N trailing bytes"). For poll, bytes after wait_timeout_us.
+  size_t trailing_bytes = 0;
+};
+
+// Decodes the payload of a request with code `code`: an unknown code → invalid_command (3);
+// otherwise the errors of the command's decoder (docs/wire.md §Errors). Never allocates more
+// than the payload justifies, never asserts on input.
+Result<DecodedRequest> decode_request(uint32_t code, std::span<const std::byte> payload);
+
+// The code of a decoded request.
+uint32_t request_code(const Request& request);
+
+// Appends the whole frame of `request` (header and payload) to `out`; restores `out` and
+// returns the error if a field cannot be carried by the wire.
+Status encode_request_frame(const Request& request, Bytes& out);
+
+}  // namespace hark::protocol

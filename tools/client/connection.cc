@@ -1,0 +1,168 @@
+#include "tools/client/connection.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "protocol/framing.h"
+#include "protocol/reader.h"
+
+namespace hark::client {
+namespace {
+
+Instant now() { return SystemClock::instance().monotonic_now(); }
+
+// Milliseconds left until `deadline`, rounded up so a wait never ends before it; 0 if past.
+int milliseconds_until(Instant deadline) {
+  const Duration left = deadline - now();
+  if (left <= Duration::zero()) return 0;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return static_cast<int>(std::min<int64_t>(ms, INT32_MAX));
+}
+
+struct HostPort {
+  std::string host;
+  std::string port;
+};
+
+Result<HostPort> split_host_port(std::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
+    return Error::invalid_server_address;
+  }
+  std::string_view host = text.substr(0, colon);
+  if (host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return HostPort{std::string(host), std::string(text.substr(colon + 1))};
+}
+
+// A non-blocking connect to one address, finished by poll() before `deadline`. Returns the
+// connected socket or -1 (errno-level detail is logged once).
+int connect_one(const addrinfo& address, Instant deadline) {
+  const int fd = ::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                          address.ai_protocol);
+  if (fd < 0) return -1;
+  int result = ::connect(fd, address.ai_addr, address.ai_addrlen);
+  if (result != 0 && errno == EINPROGRESS) {
+    pollfd waiting{.fd = fd, .events = POLLOUT, .revents = 0};
+    do {
+      result = ::poll(&waiting, 1, milliseconds_until(deadline));
+    } while (result < 0 && errno == EINTR);
+    int error = result == 1 ? 0 : ETIMEDOUT;
+    socklen_t length = sizeof error;
+    if (result == 1) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+    result = error == 0 ? 0 : -1;
+    errno = error;
+  }
+  if (result != 0) {
+    HARK_LOG_WARN("connect failed: %s", std::strerror(errno));
+    ::close(fd);
+    return -1;
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+}  // namespace
+
+Status Connection::open(std::string_view host_port, Instant deadline) {
+  close();
+  HARK_TRY_ASSIGN(const HostPort target, split_host_port(host_port));
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* addresses = nullptr;
+  const int resolved = ::getaddrinfo(target.host.c_str(), target.port.c_str(), &hints, &addresses);
+  if (resolved != 0) {
+    HARK_LOG_WARN("cannot resolve %s: %s", target.host, gai_strerror(resolved));
+    return Error::invalid_server_address;
+  }
+  for (const addrinfo* address = addresses; address != nullptr && fd_ < 0;
+       address = address->ai_next) {
+    fd_ = connect_one(*address, deadline);
+  }
+  ::freeaddrinfo(addresses);
+  return fd_ >= 0 ? ok_status() : Status(Error::cannot_establish_connection);
+}
+
+void Connection::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Status Connection::fail(Error error) {
+  close();
+  return error;
+}
+
+Status Connection::wait_for(short events, Instant deadline) {
+  pollfd waiting{.fd = fd_, .events = events, .revents = 0};
+  for (;;) {
+    const int result = ::poll(&waiting, 1, milliseconds_until(deadline));
+    if (result > 0) return ok_status();  // Ready, or an error the next call will report.
+    if (result == 0) return fail(Error::task_timeout);
+    if (errno != EINTR) return fail(Error::disconnected);
+  }
+}
+
+Status Connection::send_all(std::span<const std::byte> frame, Instant deadline) {
+  if (fd_ < 0) return Error::not_connected;
+  while (!frame.empty()) {
+    const ssize_t sent = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL);
+    if (sent > 0) {
+      frame = frame.subspan(static_cast<size_t>(sent));
+    } else if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      HARK_TRY(wait_for(POLLOUT, deadline));
+    } else if (sent < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return fail(Error::disconnected);
+    }
+  }
+  return ok_status();
+}
+
+Status Connection::read_exact(std::span<std::byte> buffer, Instant deadline) {
+  while (!buffer.empty()) {
+    const ssize_t received = ::recv(fd_, buffer.data(), buffer.size(), 0);
+    if (received > 0) {
+      buffer = buffer.subspan(static_cast<size_t>(received));
+    } else if (received == 0) {
+      return fail(Error::disconnected);  // The peer closed, possibly mid-frame.
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      HARK_TRY(wait_for(POLLIN, deadline));
+    } else if (errno != EINTR) {
+      return fail(Error::disconnected);
+    }
+  }
+  return ok_status();
+}
+
+Result<protocol::Bytes> Connection::read_response(Instant deadline, uint32_t payload_max) {
+  if (fd_ < 0) return Error::not_connected;
+  std::array<std::byte, protocol::response_header_size> header;
+  HARK_TRY(read_exact(header, deadline));
+  const protocol::FrameScan scan = protocol::scan_response(header, payload_max);
+  if (scan.state == protocol::FrameState::rejected) return fail(scan.error).error();
+  const uint32_t status = protocol::load_u32(header, 0);
+  protocol::Bytes payload(protocol::load_u32(header, 4));
+  HARK_TRY(read_exact(payload, deadline));
+  if (status != 0) return static_cast<Error>(status);
+  return payload;
+}
+
+}  // namespace hark::client

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "core/base/result.h"
+#include "core/base/units.h"
+#include "protocol/writer.h"
+
+namespace hark::client {
+
+// One blocking TCP connection to an Iggy-protocol server: sends request frames, reads
+// response frames. Every operation takes a deadline (CLOCK_MONOTONIC), so nothing blocks
+// past it whatever the peer does. Partial reads and writes, EINTR and EAGAIN are handled
+// inside; the caller sees whole frames or an Error.
+//
+// Any transport failure or timeout closes the connection: with no request ids on the wire,
+// a late or half-read response would be matched to the next request. Errors:
+// invalid_server_address (33), cannot_establish_connection (9), not_connected (61),
+// disconnected (8: the peer closed or the socket failed), task_timeout (12001),
+// invalid_size_bytes (80: a response larger than allowed). Owned by one thread. Control
+// plane: allocates the response payload.
+class Connection {
+ public:
+  Connection() = default;
+  ~Connection() { close(); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Connects to "host:port" or "[v6 address]:port", trying each resolved address.
+  Status open(std::string_view host_port, Instant deadline);
+  void close();
+  bool is_open() const { return fd_ >= 0; }
+
+  // Writes all of `frame`.
+  Status send_all(std::span<const std::byte> frame, Instant deadline);
+
+  // Reads one response. Status 0 → its payload; any other status → that code as the Error
+  // (Iggy sends no payload with an error; one is read and dropped if present).
+  Result<protocol::Bytes> read_response(Instant deadline, uint32_t payload_max);
+
+ private:
+  // Waits until the socket is readable (POLLIN) or writable (POLLOUT), or the deadline.
+  Status wait_for(short events, Instant deadline);
+  Status read_exact(std::span<std::byte> buffer, Instant deadline);
+  Status fail(Error error);
+
+  int fd_ = -1;
+};
+
+}  // namespace hark::client
