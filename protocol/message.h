@@ -6,6 +6,7 @@
 #include <iterator>
 #include <span>
 
+#include "core/base/message_layout.h"
 #include "core/base/result.h"
 #include "protocol/writer.h"
 
@@ -13,16 +14,17 @@ namespace hark::protocol {
 
 // Iggy's classic message format (docs/wire.md §Message), as sent, stored and polled:
 //   [64-byte header][payload: payload_length][user headers: user_headers_length]
-// Payload first, then user headers. Header field offsets:
-inline constexpr size_t message_checksum_at = 0;              // u64
-inline constexpr size_t message_id_at = 8;                    // u128
-inline constexpr size_t message_offset_at = 24;               // u64
-inline constexpr size_t message_timestamp_at = 32;            // u64, µs
-inline constexpr size_t message_origin_timestamp_at = 40;     // u64, µs (Node SDK: ms)
-inline constexpr size_t message_user_headers_length_at = 48;  // u32
-inline constexpr size_t message_payload_length_at = 52;       // u32
-inline constexpr size_t message_reserved_at = 56;             // u64
-inline constexpr size_t message_header_size = 64;
+// Payload first, then user headers. Header field offsets: the one table in
+// core/base/message_layout.h, which storage/ shares.
+inline constexpr size_t message_checksum_at = message_layout::checksum;                  // u64
+inline constexpr size_t message_id_at = message_layout::id;                              // u128
+inline constexpr size_t message_offset_at = message_layout::offset;                      // u64
+inline constexpr size_t message_timestamp_at = message_layout::timestamp;                // u64, µs
+inline constexpr size_t message_origin_timestamp_at = message_layout::origin_timestamp;  // µs
+inline constexpr size_t message_user_headers_length_at = message_layout::user_headers_length;
+inline constexpr size_t message_payload_length_at = message_layout::payload_length;  // u32
+inline constexpr size_t message_reserved_at = message_layout::reserved;              // u64
+inline constexpr size_t message_header_size = message_layout::header_bytes;
 
 // Limits 0.8.0 enforces on a send (iggy_message.rs).
 inline constexpr uint32_t message_payload_size_max = 64'000'000;
