@@ -32,6 +32,7 @@ class DiskFile {
   virtual Status read_now(std::span<std::byte> bytes, uint64_t position) = 0;
   virtual Status write_now(std::span<const std::byte> bytes, uint64_t position) = 0;
   virtual Status truncate_now(uint64_t size) = 0;
+  virtual Status sync_now() = 0;
 };
 
 // Held while a directory is locked; destroying it unlocks.

@@ -83,7 +83,7 @@ Status PartitionLog::check_format_file(bool has_segments) {
   HARK_TRY_ASSIGN(std::unique_ptr<DiskFile> file, disk_.open(path, true));
   if (!present) {
     HARK_TRY(file->write_now(std::as_bytes(std::span(format_file_content)), 0));
-    return ok_status();
+    return file->sync_now();
   }
   HARK_TRY_ASSIGN(const uint64_t size, file->size());
   HARK_TRY_ASSIGN(const std::vector<std::byte> bytes, read_all(*file, 0, size));
@@ -183,6 +183,7 @@ Status PartitionLog::apply_recovery(internal::Segment& segment, const RecoveredS
         options_.directory, segment.start.value(), log_bytes - recovered.valid_bytes,
         recovered.valid_bytes, recovered.first_lost.value());
     HARK_TRY(segment.log_file->truncate_now(recovered.valid_bytes));
+    HARK_TRY(segment.log_file->sync_now());
   }
   const uint64_t wanted_bytes = uint64_t{recovered.entries.size()} * index_entry_bytes;
   if (!recovered.index_changed && index_bytes == wanted_bytes) return ok_status();
@@ -195,7 +196,8 @@ Status PartitionLog::apply_recovery(internal::Segment& segment, const RecoveredS
         std::span(encoded).subspan(i * index_entry_bytes).first<index_entry_bytes>());
   }
   if (!encoded.empty()) HARK_TRY(segment.index_file->write_now(encoded, 0));
-  return segment.index_file->truncate_now(wanted_bytes);
+  HARK_TRY(segment.index_file->truncate_now(wanted_bytes));
+  return segment.index_file->sync_now();
 }
 
 Status PartitionLog::open_files(internal::Segment& segment, bool create) {

@@ -73,6 +73,14 @@ class RingFile final : public DiskFile {
     return ok_status();
   }
 
+  Status sync_now() override {
+    if (::fdatasync(fd_) != 0) {
+      HARK_LOG_ERROR("fdatasync %s: %s", path_, std::strerror(errno));
+      return Error::cannot_sync_file;
+    }
+    return ok_status();
+  }
+
   Status truncate_now(uint64_t size) override {
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
       HARK_LOG_ERROR("ftruncate %s to %u: %s", path_, size, std::strerror(errno));
