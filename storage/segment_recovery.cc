@@ -62,8 +62,12 @@ Result<uint64_t> scan_tail(const SegmentScan& scan, RecoveredSegment& out, ScanC
     if (message.check == MessageCheck::ok && !fits_relative(scan.start, message.offset)) {
       message.check = MessageCheck::corrupt;
     }
-    if (message.check == MessageCheck::incomplete) return cursor.position;
-    if (message.check == MessageCheck::corrupt) {
+    // A message that runs past the end although the index knows a later one has a damaged
+    // size field: damage, not a torn tail.
+    const bool indexed_later =
+        !scan.indexed.empty() && scan.indexed.back().position > cursor.position;
+    if (message.check == MessageCheck::incomplete && !indexed_later) return cursor.position;
+    if (message.check != MessageCheck::ok) {
       HARK_TRY_ASSIGN(const bool resumed, handle_corrupt(scan, out, cursor));
       if (!resumed) return cursor.position;
       continue;

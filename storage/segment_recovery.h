@@ -19,7 +19,8 @@ namespace hark::storage {
 // - The index is trusted up to its first structural fault (a partial entry, offsets or
 //   positions not increasing, a position at or past the end of the .log).
 // - The .log is scanned from `scan_from` (the last trusted entry, or 0 for a full check).
-// - A message that runs past the end of the file is a torn tail: the segment ends before it.
+// - A message that runs past the end of the file is a torn tail (the segment ends before it),
+//   unless the index holds a later message: then its size field is damaged.
 // - A complete message that fails validation is a torn tail too if the index does not reach
 //   it (the index is written after the data it covers, so it was never acknowledged as
 //   written); if the index covers it, it is damage and `policy` decides: refuse, or skip to the

@@ -140,8 +140,12 @@ void LogWriter::start_sync(Segment& segment, OpKind kind) {
 void LogWriter::complete(int32_t result, uint32_t /*flags*/) {
   HARK_ASSERT(busy());
   InFlight op = std::exchange(in_flight_, InFlight{});
-  const bool write = op.kind == OpKind::write_log || op.kind == OpKind::write_index;
-  if (result < 0 || (write && result == 0)) {
+  // A write that moves nothing (or no whole index entry) would be retried at once forever:
+  // treat it as a failure, retried on the flush interval.
+  const uint64_t progress_min = op.kind == OpKind::write_index ? index_entry_bytes
+                                : op.kind == OpKind::write_log ? 1
+                                                               : 0;
+  if (result < 0 || static_cast<uint64_t>(result) < progress_min) {
     failed(op, result);
     return;
   }

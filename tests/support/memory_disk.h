@@ -20,9 +20,9 @@ namespace hark::test {
 // Asynchronous operations queue and complete only in drive(), in submission order, so a test
 // decides when the "kernel" finishes them. Faults: fail_writes()/fail_syncs() make every such
 // operation fail with an errno until cleared; fail_next_write() fails one; short_writes() makes
-// writes move half their bytes. crash() simulates power loss: each file keeps what its last
-// datasync covered plus a random part of the bytes written after it (cut at a random byte),
-// queued operations fail with EIO and so does everything until restart(), so the log under
+// writes of more than 64 bytes move half of them. crash() simulates power loss: each file keeps
+// what its last datasync covered plus a random part of the bytes written after it (cut at a random
+// byte), queued operations fail with EIO and so does everything until restart(), so the log under
 // test can be closed and dropped before it is reopened on the surviving bytes.
 //
 // Single-threaded. Not thread-safe.
