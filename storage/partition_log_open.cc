@@ -108,10 +108,13 @@ Status PartitionLog::recover() {
   for (size_t i = 0; i < starts.size(); i++) {
     bool torn = false;
     HARK_TRY(recover_segment(starts[i], torn));
-    if (torn && i + 1 < starts.size()) {
-      // Writes go in log order, so nothing after a torn segment was acknowledged as written
-      // before it: keeping it would serve a log with a hole. Drop the rest.
-      HARK_LOG_WARN("partition %s: segment %020u was torn; dropping the %u segment(s) after it",
+    const internal::Segment& recovered = *segments_.back();
+    const Offset end = recovered.empty() ? recovered.start : recovered.last_offset() + 1;
+    const bool last = i + 1 == starts.size();
+    if (!last && (torn || end != starts[i + 1])) {
+      // A segment that ends early (torn, or cut by a crash) leaves a hole before the next one:
+      // keeping what follows would serve a log that is not a prefix of what was committed.
+      HARK_LOG_WARN("partition %s: segment %020u ends early; dropping the %u segment(s) after it",
                     options_.directory, starts[i].value(), starts.size() - i - 1);
       for (size_t j = i + 1; j < starts.size(); j++) {
         internal::Segment later(starts[j], options_.directory);

@@ -88,9 +88,9 @@ bool LogWriter::start_for(Segment& segment) {
     start_write_log(segment);
   } else if (segment.index_written < segment.index.size()) {
     start_write_index(segment);
-  } else if (sync_wanted_ && segment.synced_bytes < segment.written_bytes) {
+  } else if ((sync_wanted_ || segment.sealed) && segment.synced_bytes < segment.written_bytes) {
     start_sync(segment, OpKind::sync_log);
-  } else if (sync_wanted_ && segment.index_synced < segment.index_written) {
+  } else if ((sync_wanted_ || segment.sealed) && segment.index_synced < segment.index_written) {
     start_sync(segment, OpKind::sync_index);
   } else {
     return false;

@@ -15,8 +15,10 @@ namespace hark::storage::internal {
 
 // Writes a partition's appended bytes to its segment files in the background, one operation at
 // a time and in log order: segment k's data, then its index, then (when a sync is wanted) its
-// fdatasyncs, before anything of segment k+1. So what reaches the disk is always a prefix of
-// the log, and an index never describes data written after it.
+// fdatasyncs, before anything of segment k+1. A sealed segment is always synced once before
+// the next one is written, whatever the durability policy (one fdatasync per segment), so a
+// crash cannot keep a later segment and lose an earlier one; within a segment, the index is
+// written after the data it describes.
 //
 // Starts when flush_bytes are unwritten or flush_interval after the first unwritten byte;
 // under `interval` it also syncs every sync_interval. Once started it runs until everything is
