@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include "storage/partition_log.h"
