@@ -111,7 +111,13 @@ Status PartitionLog::recover() {
     const internal::Segment& recovered = *segments_.back();
     const Offset end = recovered.empty() ? recovered.start : recovered.last_offset() + 1;
     const bool last = i + 1 == starts.size();
-    if (!last && (torn || end != starts[i + 1])) {
+#ifdef HARK_MUTANT_NO_PREFIX_GUARD
+    const bool ends_early = torn;  // Planted bug: a segment emptied by a crash goes unnoticed.
+    (void)end;
+#else
+    const bool ends_early = torn || (!last && end != starts[i + 1]);
+#endif
+    if (!last && ends_early) {
       // A segment that ends early (torn, or cut by a crash) leaves a hole before the next one:
       // keeping what follows would serve a log that is not a prefix of what was committed.
       HARK_LOG_WARN("partition %s: segment %020u ends early; dropping the %u segment(s) after it",

@@ -84,13 +84,18 @@ bool LogWriter::start_next() {
 }
 
 bool LogWriter::start_for(Segment& segment) {
+#ifdef HARK_MUTANT_NO_PREFIX_GUARD
+  const bool sealed = false;  // Planted bug: sealed segments are not synced before the next.
+#else
+  const bool sealed = segment.sealed;
+#endif
   if (segment.written_bytes < segment.size_bytes) {
     start_write_log(segment);
   } else if (segment.index_written < segment.index.size()) {
     start_write_index(segment);
-  } else if ((sync_wanted_ || segment.sealed) && segment.synced_bytes < segment.written_bytes) {
+  } else if ((sync_wanted_ || sealed) && segment.synced_bytes < segment.written_bytes) {
     start_sync(segment, OpKind::sync_log);
-  } else if ((sync_wanted_ || segment.sealed) && segment.index_synced < segment.index_written) {
+  } else if ((sync_wanted_ || sealed) && segment.index_synced < segment.index_written) {
     start_sync(segment, OpKind::sync_index);
   } else {
     return false;

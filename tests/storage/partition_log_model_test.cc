@@ -24,8 +24,19 @@ using namespace std::chrono_literals;
 // The committed log as the test believes it: payloads by offset, from `first`.
 struct Model {
   uint64_t first = 0;
-  std::vector<std::string> payloads;  // payloads[i] is offset first + i.
+  std::vector<std::string> payloads;   // payloads[i] is offset first + i.
+  std::vector<UnixMicros> timestamps;  // timestamps[i] likewise.
   uint64_t end() const { return first + payloads.size(); }
+  void drop_front(uint64_t new_first) {
+    const auto count = static_cast<ptrdiff_t>(new_first - first);
+    payloads.erase(payloads.begin(), payloads.begin() + count);
+    timestamps.erase(timestamps.begin(), timestamps.begin() + count);
+    first = new_first;
+  }
+  void truncate(uint64_t new_end) {
+    payloads.resize(new_end - first);
+    timestamps.resize(new_end - first);
+  }
 };
 
 LogOptions random_options() {
@@ -69,7 +80,17 @@ void append(LogHarness& harness, Model& model, uint32_t count, size_t padding, u
   const Result<AppendResult> appended = harness.log().append(make_batch(specs), count);
   if (!appended.ok()) return;  // Too much unwritten: not committed, not in the model.
   RC_ASSERT(appended->first == Offset(model.end()));
-  for (const MessageSpec& spec : specs) model.payloads.push_back(spec.payload);
+  for (const MessageSpec& spec : specs) {
+    model.payloads.push_back(spec.payload);
+    model.timestamps.push_back(appended->timestamp);
+  }
+}
+
+// The timestamp strategy: the first offset stamped at or after `timestamp`.
+void check_timestamp_lookup(LogHarness& harness, const Model& model, UnixMicros timestamp) {
+  const auto it = std::lower_bound(model.timestamps.begin(), model.timestamps.end(), timestamp);
+  const uint64_t expected = model.first + static_cast<uint64_t>(it - model.timestamps.begin());
+  RC_ASSERT(*harness.log().offset_for_timestamp(timestamp) == Offset(expected));
 }
 
 // A crash: unsynced bytes cut at random, the log dropped, the disk restarted, the log reopened.
@@ -84,7 +105,7 @@ void crash(LogHarness& harness, Model& model, uint64_t seed) {
   if (log.next_offset().value() < model.first) {
     model = Model{.first = log.next_offset().value()};  // Everything retained was lost.
   }
-  model.payloads.resize(log.next_offset().value() - model.first);
+  model.truncate(log.next_offset().value());
   RC_ASSERT(log.first_offset() == Offset(model.payloads.empty() ? model.end() : model.first));
 }
 
@@ -112,13 +133,20 @@ void step(LogHarness& harness, Model& model, const std::tuple<int, int, int>& op
         model = Model{};
       } else {
         RC_ASSERT(log.delete_segments(static_cast<uint32_t>(a % 3)).ok());
-        const uint64_t first = std::min(log.first_offset().value(), model.end());
-        model.payloads.erase(model.payloads.begin(),
-                             model.payloads.begin() + static_cast<ptrdiff_t>(first - model.first));
-        model.first = first;
+        model.drop_front(std::min(log.first_offset().value(), model.end()));
       }
       break;
     case 7: harness.reopen(); break;
+    case 9:  // The first, last-N and timestamp strategies.
+      check_read(harness, model, log.first_offset().value(), static_cast<uint32_t>(1 + b % 12),
+                 1 << 20);
+      check_read(harness, model, model.end() - std::min<uint64_t>(model.payloads.size(), b % 7),
+                 static_cast<uint32_t>(1 + b % 7), 1 << 20);
+      check_timestamp_lookup(harness, model,
+                             model.timestamps.empty()
+                                 ? harness.clock.realtime_now()
+                                 : model.timestamps.front() + static_cast<uint64_t>(a) * 1000);
+      break;
     case 8:
       crash(harness, model, static_cast<uint64_t>(a) * 7919 + static_cast<uint64_t>(b));
       break;
@@ -133,7 +161,7 @@ RC_GTEST_PROP(PartitionLogModel, ServesOnlyCommittedMessagesAndCrashesLeaveAPref
   Model model;
   uint64_t serial = 0;
   const auto ops = *rc::gen::container<std::vector<std::tuple<int, int, int>>>(
-      rc::gen::tuple(rc::gen::inRange(0, 9), rc::gen::inRange(0, 1000), rc::gen::inRange(0, 300)));
+      rc::gen::tuple(rc::gen::inRange(0, 10), rc::gen::inRange(0, 1000), rc::gen::inRange(0, 300)));
   for (const auto& op : ops) step(harness, model, op, serial);
   // Finally every committed message is served, in order.
   for (uint64_t offset = model.first; offset < model.end(); offset++) {
