@@ -121,7 +121,9 @@ function(hark_fuzz)
   if(NOT HARK_FUZZ)
     return()
   endif()
-  if(NOT ARG_SECONDS)
+  if(NOT ARG_SECONDS AND DEFINED ENV{HARK_FUZZ_SECONDS})
+    set(ARG_SECONDS $ENV{HARK_FUZZ_SECONDS})  # tools/test.sh fuzz passes it at configure time.
+  elseif(NOT ARG_SECONDS)
     set(ARG_SECONDS 30)
   endif()
   set(target hark_${ARG_NAME}_fuzz)
@@ -132,7 +134,7 @@ function(hark_fuzz)
   # The committed corpus is only read; new inputs go to a scratch directory in the build tree.
   set(scratch ${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}_corpus)
   add_test(NAME fuzz.${ARG_NAME}
-    COMMAND ${CMAKE_COMMAND} -E env ${target} -max_total_time=${ARG_SECONDS} -timeout=10
+    COMMAND ${CMAKE_COMMAND} -E env $<TARGET_FILE:${target}> -max_total_time=${ARG_SECONDS} -timeout=10
             -rss_limit_mb=2048 -print_final_stats=1 ${scratch} ${ARG_CORPUS})
   set_tests_properties(fuzz.${ARG_NAME} PROPERTIES LABELS fuzz TIMEOUT 600)
   file(MAKE_DIRECTORY ${scratch})
