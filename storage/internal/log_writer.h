@@ -1,0 +1,110 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/base/clock.h"
+#include "core/base/result.h"
+#include "io/completion.h"
+#include "io/timer_wheel.h"
+#include "storage/disk.h"
+#include "storage/internal/segment.h"
+#include "storage/log_options.h"
+
+namespace hark::storage::internal {
+
+// Writes a partition's appended bytes to its segment files in the background, one operation at
+// a time and in log order: segment k's data, then its index, then (when a sync is wanted) its
+// fdatasyncs, before anything of segment k+1. A sealed segment is always synced once before
+// the next one is written, whatever the durability policy (one fdatasync per segment), so a
+// crash cannot keep a later segment and lose an earlier one; within a segment, the index is
+// written after the data it describes.
+//
+// Starts when flush_bytes are unwritten or flush_interval after the first unwritten byte;
+// under `interval` it also syncs every sync_interval. Once started it runs until everything is
+// written. A failed operation (ENOSPC, EIO) keeps every byte in memory, sets failure() — the
+// log rejects appends while it is set — logs once, and is retried every flush_interval; a
+// failed sync rewinds the segment to its last synced position (the kernel may have dropped the
+// dirty pages) as far as the bytes are still in memory.
+//
+// Owner shard only; its own io completion (one op in flight) and timers.
+class LogWriter final : public io::Completion {
+ public:
+  // Everything borrowed must outlive the writer.
+  LogWriter(Disk& disk, io::TimerWheel& timers, const Clock& timer_clock, const LogOptions& options,
+            Segments& segments, Accounts& accounts);
+  ~LogWriter();
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Arms the sync timer (`interval`).
+  void start();
+  // `bytes` were appended to the active segment.
+  void appended(uint64_t bytes);
+  // `segment` is leaving the log (retention, purge): forget it. Its files stay open while the
+  // operation in flight on them, if any, completes.
+  void removed(Segment& segment);
+  // Writes everything out (and fdatasyncs each file if `sync`), driving the disk until done
+  // or an operation fails. Never from inside a completion.
+  Status drain(bool sync);
+  // Cancels the timers. Requires: !busy().
+  void stop();
+  // Starts the next operation if none is in flight; with nothing left to write, clears a
+  // failure (purge dropped what could not be written).
+  void kick();
+
+  Error failure() const { return failure_; }
+  bool busy() const { return in_flight_.kind != OpKind::none; }
+
+  void complete(int32_t result, uint32_t flags) override;
+
+ private:
+  enum class OpKind : uint8_t { none, write_log, write_index, sync_log, sync_index };
+  struct InFlight {
+    OpKind kind = OpKind::none;
+    Segment* segment = nullptr;  // Null once the segment left the log.
+    FileRef file;                // Keeps the file open until the op completes.
+    ChunkRef chunk;              // Keeps the written bytes alive.
+    uint64_t until = 0;          // write: the position written from; sync: what it covers.
+  };
+
+  class ActionTimer final : public io::Timer {
+   public:
+    ActionTimer(LogWriter& writer, void (LogWriter::*action)())
+        : writer_(writer), action_(action) {}
+    void expire() override { (writer_.*action_)(); }
+
+   private:
+    LogWriter& writer_;
+    void (LogWriter::*action_)();
+  };
+
+  void sync_due();
+  bool start_next();
+  bool start_for(Segment& segment);
+  void start_write_log(Segment& segment);
+  void start_write_index(Segment& segment);
+  void start_sync(Segment& segment, OpKind kind);
+  void applied(InFlight& op, uint64_t result);
+  void failed(InFlight& op, int32_t result);
+  void arm(io::Timer& timer, Duration after);
+
+  static constexpr size_t index_staging_entries = 4096;
+  static constexpr uint64_t write_bytes_max = 8ull << 20;
+
+  Disk& disk_;
+  io::TimerWheel& timers_;
+  const Clock& timer_clock_;
+  const LogOptions& options_;
+  Segments& segments_;
+  Accounts& accounts_;
+  InFlight in_flight_;
+  bool sync_wanted_ = false;
+  Error failure_ = Error::ok;
+  ActionTimer flush_timer_{*this, &LogWriter::kick};
+  ActionTimer retry_timer_{*this, &LogWriter::kick};
+  ActionTimer sync_timer_{*this, &LogWriter::sync_due};
+  std::array<std::byte, index_staging_entries * index_entry_bytes> index_staging_{};
+};
+
+}  // namespace hark::storage::internal

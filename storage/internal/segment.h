@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/base/units.h"
+#include "storage/chunk.h"
+#include "storage/internal/file_ref.h"
+#include "storage/segment_format.h"
+
+namespace hark::storage::internal {
+
+// A run of a segment's bytes held in memory: [position, position + used) of the .log.
+struct ChunkSlot {
+  uint64_t position = 0;
+  ChunkRef chunk;
+  uint64_t used = 0;
+};
+
+// Byte totals the log keeps across segments.
+struct Accounts {
+  uint64_t memory_bytes = 0;     // Capacity of every chunk the log holds.
+  uint64_t unwritten_bytes = 0;  // Appended bytes not yet written to a .log.
+};
+
+// One segment of a partition log: its two files, its index in memory and the suffix of its
+// bytes still in memory. Owned by the PartitionLog (owner shard only), a plain aggregate the log,
+// its writer and its reader share.
+//
+// Invariants:
+//   memory_position <= written_bytes <= size_bytes, synced_bytes <= written_bytes,
+//   chunks cover [memory_position, size_bytes) contiguously,
+//   index_synced <= index_written <= index.size().
+// Bytes below memory_position are only on disk; nothing below written_bytes changes again.
+struct Segment {
+  Segment(Offset start_offset, std::string directory);
+
+  Offset start;
+  std::string log_path;
+  std::string index_path;
+  FileRef log_file;
+  FileRef index_file;
+  std::vector<IndexEntry> index;  // One entry per message, offsets increasing (gaps allowed).
+  uint64_t size_bytes = 0;
+  uint64_t written_bytes = 0;
+  uint64_t synced_bytes = 0;
+  size_t index_written = 0;
+  size_t index_synced = 0;
+  uint64_t memory_position = 0;
+  std::deque<ChunkSlot> chunks;
+  bool sealed = false;
+
+  bool empty() const { return index.empty(); }
+  Offset offset_of(const IndexEntry& entry) const { return start + entry.relative_offset; }
+  // Requires: !empty().
+  Offset last_offset() const { return offset_of(index.back()); }
+
+  // Index of the first entry with offset >= `offset` (index.size() if none).
+  size_t find(Offset offset) const;
+  // The slot holding `position`, or nullptr if it is below memory_position (on disk only).
+  const ChunkSlot* slot_at(uint64_t position) const;
+  // Where the message at index[i] ends, as the index and the segment's size tell it.
+  uint64_t entry_end(size_t i) const {
+    return i + 1 < index.size() ? index[i + 1].position : size_bytes;
+  }
+
+  // Space for `bytes` more at the end of the segment: the tail chunk if they fit, else a new
+  // chunk of max(chunk_bytes, bytes). commit() makes them part of the segment.
+  std::span<std::byte> reserve(uint64_t bytes, uint64_t chunk_bytes, Accounts& accounts);
+  void commit(uint64_t bytes);
+
+  // Drops every chunk (the segment leaves the log, or the log closes).
+  void release_chunks(Accounts& accounts);
+};
+
+using Segments = std::deque<std::unique_ptr<Segment>>;
+
+// Drops the oldest chunks whose bytes are on disk (written; also synced when `synced_only`),
+// never the tail chunk of the active segment, until the log holds at most `memory_bytes_max`.
+void evict_chunks(Segments& segments, Accounts& accounts, uint64_t memory_bytes_max,
+                  bool synced_only);
+
+}  // namespace hark::storage::internal

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "core/base/units.h"
+
+namespace hark::storage {
+
+// When appended data reaches the disk, and when it becomes visible (docs/architecture.md
+// §storage). `never` and `interval` commit at append; `always` (commit after fdatasync) is a
+// later issue and open() rejects it with Error::feature_unavailable.
+enum class Durability : uint8_t { never, interval, always };
+
+// What recovery does with a message that is present and indexed but fails validation
+// (checksum, offset, reserved field) — damage, not a torn tail. Either way it is never served.
+enum class CorruptionPolicy : uint8_t {
+  refuse,  // open() fails with Error::invalid_message_checksum, naming the offset.
+  skip,    // Logged loudly; the message (and its offset) is left out of the index.
+};
+
+// Settings of one partition log. Control plane: read at open().
+struct LogOptions {
+  // The partition directory: <data>/streams/<s>/topics/<t>/partitions/<p>. Created if absent.
+  std::string directory;
+  // A segment rolls when the next batch would take it past this. At most 2^32 - 1 (index
+  // positions are u32).
+  uint64_t segment_bytes_max = 1ull << 30;
+  Durability durability = Durability::never;
+  // `interval`: fdatasync of every written segment file this often.
+  Duration sync_interval = std::chrono::seconds(1);
+  // Background writes start when this many bytes are unwritten, or flush_interval after the
+  // first unwritten byte, whichever comes first. Failed writes are retried every flush_interval.
+  uint64_t flush_bytes = 1 << 20;
+  Duration flush_interval = std::chrono::milliseconds(100);
+
+  // Retention, applied to sealed segments only (apply_retention(), and after every roll).
+  // Zero disables each rule. Age counts from a segment's newest message timestamp.
+  Duration retention_age = Duration(0);
+  uint64_t retention_bytes = 0;
+
+  CorruptionPolicy corruption = CorruptionPolicy::refuse;
+  // Scan every segment fully at open (checksums of every message). Default: only each
+  // segment's unindexed tail is scanned; reads from disk verify checksums anyway.
+  bool verify_checksums_on_open = false;
+
+  // Memory: appended bytes live in chunks of this size (a bigger batch gets its own chunk).
+  uint64_t chunk_bytes = 1 << 20;
+  // Written (and, under `interval`, synced) chunks are kept for reads until the log holds this
+  // many bytes of chunks; older ones are dropped and read from disk through the ring.
+  uint64_t memory_bytes_max = 64ull << 20;
+  // Appends are rejected (Error::cannot_append_message) while this many bytes wait to be
+  // written: the disk is slower than the producers.
+  uint64_t unwritten_bytes_max = 256ull << 20;
+};
+
+}  // namespace hark::storage

@@ -1,0 +1,164 @@
+// PartitionLog's data plane: append, read, lookups. Opening and recovery are in
+// partition_log_open.cc; rolls, retention and purge in partition_log_segments.cc.
+#include "storage/partition_log.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/base/message_layout.h"
+
+namespace hark::storage {
+
+using internal::ChunkSlot;
+using internal::Segment;
+
+Offset PartitionLog::first_offset() const {
+  for (const auto& segment : segments_) {
+    if (!segment->empty()) return segment->offset_of(segment->index.front());
+  }
+  return next_offset_;
+}
+
+uint64_t PartitionLog::size_bytes() const {
+  uint64_t total = 0;
+  for (const auto& segment : segments_) total += segment->size_bytes;
+  return total;
+}
+
+uint64_t PartitionLog::messages_count() const {
+  uint64_t total = 0;
+  for (const auto& segment : segments_) total += segment->index.size();
+  return total;
+}
+
+UnixMicros PartitionLog::next_timestamp() {
+  // One timestamp per batch, clamped so it never decreases within the partition even if the
+  // wall clock steps back (SEMANTICS.md).
+  last_timestamp_ = std::max(last_timestamp_, clock_.realtime_now());
+  return last_timestamp_;
+}
+
+Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, uint32_t count) {
+  HARK_ASSERT(open_);
+  HARK_TRY(Status(writer_.failure()));
+  HARK_TRY_ASSIGN(const uint64_t bytes, validate_batch(messages, count));
+  if (accounts_.unwritten_bytes + bytes > options_.unwritten_bytes_max) {
+    return Error::cannot_append_message;
+  }
+  HARK_TRY(maybe_roll(bytes));
+  Segment& segment = *segments_.back();
+  const uint64_t base = segment.size_bytes;
+  const std::span<std::byte> target = segment.reserve(bytes, options_.chunk_bytes, accounts_);
+  std::memcpy(target.data(), messages.data(), static_cast<size_t>(bytes));
+  const AppendResult result{
+      .first = next_offset_, .count = count, .bytes = bytes, .timestamp = next_timestamp()};
+  stamp_batch(target, count, result.first, result.timestamp, ids_,
+              [&](Offset offset, size_t position) {
+                segment.index.push_back(
+                    IndexEntry{.relative_offset = static_cast<uint32_t>(offset - segment.start),
+                               .position = static_cast<uint32_t>(base + position),
+                               .timestamp = result.timestamp});
+              });
+  segment.commit(bytes);
+  next_offset_ += count;  // The commit point: from here the batch is readable.
+  writer_.appended(bytes);
+  HARK_ASSERT(segment.last_offset() + 1 == next_offset_);
+  return result;
+}
+
+void PartitionLog::read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done) {
+  HARK_ASSERT(open_);
+  if (count == 0 || start >= next_offset_) {
+    done.read_done(ReadView());
+    return;
+  }
+  // The last segment starting at or before `start`; a start in a gap (or below the first
+  // retained offset) moves on to the next message that exists.
+  auto it =
+      std::upper_bound(segments_.begin(), segments_.end(), start,
+                       [](Offset value, const auto& segment) { return value < segment->start; });
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end(); ++it) {
+    const Segment& segment = **it;
+    const size_t entry = segment.find(start);
+    if (entry == segment.index.size()) continue;
+    if (segment.index[entry].position >= segment.memory_position) {
+      read_from_memory(segment, entry, count, bytes_max, done);
+    } else {
+      read_from_disk(segment, entry, count, bytes_max, done);
+    }
+    return;
+  }
+  done.read_done(ReadView());
+}
+
+void PartitionLog::read_from_memory(const Segment& segment, size_t entry, uint32_t count,
+                                    uint64_t bytes_max, ReadCompletion& done) {
+  const uint64_t position = segment.index[entry].position;
+  const ChunkSlot* slot = segment.slot_at(position);
+  HARK_ASSERT(slot != nullptr);
+  const uint64_t slot_end = slot->position + slot->used;
+  uint64_t bytes = 0;
+  uint32_t taken = 0;
+  // Messages in a chunk are contiguous and were stamped by us: their sizes come from the index.
+  for (size_t i = entry; i < segment.index.size() && taken < count; i++) {
+    const uint64_t end = segment.entry_end(i);
+    if (end > slot_end) break;
+    const uint64_t size = end - segment.index[i].position;
+    if (taken > 0 && bytes + size > bytes_max) break;
+    bytes += size;
+    taken++;
+  }
+  HARK_ASSERT(taken > 0);
+  const std::span<const std::byte> view(slot->chunk->data() + (position - slot->position),
+                                        static_cast<size_t>(bytes));
+  done.read_done(ReadView(slot->chunk.copy(), view, taken, segment.offset_of(segment.index[entry]),
+                          segment.offset_of(segment.index[entry + taken - 1])));
+}
+
+void PartitionLog::read_from_disk(const Segment& segment, size_t entry, uint32_t count,
+                                  uint64_t bytes_max, ReadCompletion& done) {
+  const uint64_t position = segment.index[entry].position;
+  uint64_t bytes = 0;
+  uint32_t taken = 0;
+  // Up to the memory boundary; a size from the index may include a skipped corrupt gap, which
+  // the reader's checks cut off.
+  for (size_t i = entry; i < segment.index.size() && taken < count; i++) {
+    if (segment.index[i].position >= segment.memory_position) break;
+    const uint64_t end = std::min(segment.entry_end(i), segment.memory_position);
+    const uint64_t size = end - segment.index[i].position;
+    if (taken > 0 && bytes + size > bytes_max) break;
+    bytes += size;
+    taken++;
+  }
+  HARK_ASSERT(taken > 0);
+  reader_.read(internal::DiskReader::Request{.file = segment.log_file.copy(),
+                                             .position = position,
+                                             .bytes = bytes,
+                                             .first = segment.offset_of(segment.index[entry]),
+                                             .count = taken,
+                                             .end = next_offset_},
+               done);
+}
+
+Result<Offset> PartitionLog::offset_for_timestamp(UnixMicros timestamp) const {
+  // Timestamps never decrease within a partition: the first segment whose newest message is
+  // recent enough holds the answer. Segments are few (bytes / segment_bytes_max): scan them.
+  const auto it = std::find_if(segments_.begin(), segments_.end(), [&](const auto& s) {
+    return !s->empty() && s->index.back().timestamp >= timestamp;
+  });
+  if (it == segments_.end()) return next_offset_;
+  const Segment& segment = **it;
+  const auto entry = std::partition_point(
+      segment.index.begin(), segment.index.end(),
+      [&](const IndexEntry& candidate) { return candidate.timestamp < timestamp; });
+  HARK_ASSERT(entry != segment.index.end());
+  return segment.offset_of(*entry);
+}
+
+Status PartitionLog::flush(bool fsync) {
+  HARK_ASSERT(open_);
+  return writer_.drain(fsync);
+}
+
+}  // namespace hark::storage

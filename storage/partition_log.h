@@ -1,0 +1,159 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/result.h"
+#include "core/base/units.h"
+#include "io/reactor.h"
+#include "io/timer_wheel.h"
+#include "storage/disk.h"
+#include "storage/internal/disk_reader.h"
+#include "storage/internal/log_writer.h"
+#include "storage/internal/segment.h"
+#include "storage/log_options.h"
+#include "storage/message_format.h"
+#include "storage/read_view.h"
+#include "storage/segment_recovery.h"
+
+namespace hark::storage {
+
+struct AppendResult {
+  Offset first;          // Offset of the batch's first message.
+  uint32_t count = 0;    // Messages appended.
+  uint64_t bytes = 0;    // Bytes appended.
+  UnixMicros timestamp;  // The batch's server timestamp (one per batch).
+};
+
+// What a log runs on: the disk seam, the timer wheel and its clock, and the clock that stamps
+// messages. All borrowed; they must outlive the log.
+struct LogEnvironment {
+  Disk& disk;
+  io::TimerWheel& timers;
+  const Clock& timer_clock;  // The clock `timers` is advanced with (monotonic).
+  Clock& clock;              // Message timestamps (realtime).
+};
+
+// One partition's append-only log: segments of Iggy-format messages with an index each, in
+// `options.directory` (docs/storage-format.md). Owned by the partition's owner shard and used
+// only on that shard's thread. Data plane: append, read and the accessors; control plane: open,
+// roll, retention, purge, close.
+//
+// Commit: under `never` and `interval` a batch commits — is readable and counts in
+// next_offset() — when append() returns; the bytes are written in the background (LogWriter).
+// Reads hand out ReadViews that reference immutable chunks (docs/architecture.md §storage).
+//
+// Lifecycle: open() -> (append | read | ...)* -> close(). The destructor closes if needed.
+class PartitionLog {
+ public:
+  // Opens (creating if absent) and recovers the partition in `options.directory`, locking it
+  // (a second opener gets Error::cannot_open_database). Background writes and reads go through
+  // `reactor.ring()`, flush and sync timers on `reactor.timers()`; `clock` stamps messages.
+  // Errors: feature_unavailable (durability always), invalid_configuration, invalid_version
+  // (an unknown or missing format file next to segments), invalid_message_checksum (damage
+  // under CorruptionPolicy::refuse), invalid_offset (segments overlap), file errors.
+  static Result<std::unique_ptr<PartitionLog>> open(io::Reactor& reactor, Clock& clock,
+                                                    const LogOptions& options);
+  // The same on an explicit environment (tests use a MemoryDisk and a bare TimerWheel).
+  static Result<std::unique_ptr<PartitionLog>> open(const LogEnvironment& environment,
+                                                    const LogOptions& options);
+
+  ~PartitionLog();
+  PartitionLog(const PartitionLog&) = delete;
+  PartitionLog& operator=(const PartitionLog&) = delete;
+
+  // Validates a send's messages blob (`count` messages back to back) and, if valid, copies it
+  // into the log, stamps each message (offset, one timestamp per batch never below the
+  // previous one, a random UUID for id 0, checksum) and commits it. A rejected batch changes
+  // nothing. Errors: the Iggy codes of validate_batch(); cannot_append_message when too many
+  // bytes wait to be written; while background writes fail, the failure's code
+  // (cannot_save_messages_to_segment or cannot_sync_file); file errors of a segment roll.
+  Result<AppendResult> append(std::span<const std::byte> messages, uint32_t count);
+
+  Offset next_offset() const { return next_offset_; }
+  Offset first_offset() const;
+  bool empty() const { return first_offset() == next_offset_; }
+  uint64_t size_bytes() const;
+  uint32_t segments_count() const { return static_cast<uint32_t>(segments_.size()); }
+  uint64_t messages_count() const;
+  // Bumped by purge() (SEMANTICS.md: a parked poll registered in an older epoch is answered).
+  uint64_t epoch() const { return epoch_; }
+  // Bytes of chunks held in memory, and bytes not yet written (for metrics and tests).
+  uint64_t memory_bytes() const { return accounts_.memory_bytes; }
+  uint64_t unwritten_bytes() const { return accounts_.unwritten_bytes; }
+  // Error::ok, or why background writes fail (appends are rejected meanwhile).
+  Error write_failure() const { return writer_.failure(); }
+
+  // Reads up to `count` whole messages from the first with offset >= `start` (from the first
+  // retained message if `start` is below it), stopping before `bytes_max` would be exceeded
+  // but returning at least one message if there is one. A view is contiguous bytes, so a read
+  // also stops at the end of a memory chunk, at the memory/disk boundary and at a segment's
+  // end: callers wanting more read again from last() + 1. Calls `done.read_done()` once:
+  // before returning when the bytes are in memory, else from a ring completion on this shard.
+  // An empty view when start >= next_offset() or count == 0. Errors: cannot_read_file,
+  // invalid_message_checksum (damage found on disk; never served).
+  void read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done);
+
+  // The first offset whose message timestamp is >= `timestamp`, or next_offset() if none.
+  // Binary searches the in-memory indexes: no I/O.
+  Result<Offset> offset_for_timestamp(UnixMicros timestamp) const;
+
+  // Drops every message and segment; the log restarts empty at offset 0 (Iggy 0.8.0) and the
+  // epoch is bumped. Views already handed out stay valid.
+  Status purge();
+  // Deletes the oldest `count` sealed segments (fewer if fewer are sealed). Returns how many.
+  Result<uint32_t> delete_segments(uint32_t count);
+  // Applies options.retention_age and retention_bytes to sealed segments. Returns how many
+  // segments were deleted. Also runs after each roll; the owner should call it periodically.
+  Result<uint32_t> apply_retention();
+
+  // Writes out everything appended so far, and fdatasyncs every file if `fsync`; returns the
+  // background failure if one stops it. Drives the reactor: never call from a completion.
+  Status flush(bool fsync);
+  // Writes out and syncs pending data (logging a failure), waits for in-flight disk
+  // operations, releases memory, files and the directory lock. Drives the reactor: never call
+  // from a completion. Idempotent.
+  void close();
+
+ private:
+  PartitionLog(const LogEnvironment& environment, const LogOptions& options);
+
+  Status recover();
+  Status recover_segment(Offset start, bool& torn);
+  Status check_order(Offset start) const;
+  Status apply_recovery(internal::Segment& segment, const RecoveredSegment& recovered,
+                        uint64_t log_bytes, uint64_t index_bytes);
+  Status check_format_file(bool has_segments);
+  Status open_files(internal::Segment& segment, bool create);
+  Status add_segment(Offset start);
+  Status maybe_roll(uint64_t bytes);
+  Status remove_segment_front();
+  void remove_files(internal::Segment& segment);
+  UnixMicros next_timestamp();
+  void read_from_memory(const internal::Segment& segment, size_t entry, uint32_t count,
+                        uint64_t bytes_max, ReadCompletion& done);
+  void read_from_disk(const internal::Segment& segment, size_t entry, uint32_t count,
+                      uint64_t bytes_max, ReadCompletion& done);
+
+  std::unique_ptr<Disk> owned_disk_;  // Set by the reactor overload of open().
+  Disk& disk_;
+  io::TimerWheel& timers_;
+  const Clock& timer_clock_;
+  Clock& clock_;
+  const LogOptions options_;
+  std::unique_ptr<DirectoryLock> lock_;
+  internal::Segments segments_;
+  internal::Accounts accounts_;
+  internal::LogWriter writer_;
+  internal::DiskReader reader_;
+  IdGenerator ids_;
+  Offset next_offset_;
+  UnixMicros last_timestamp_ = 0;
+  uint64_t epoch_ = 0;
+  bool open_ = false;
+};
+
+}  // namespace hark::storage

@@ -1,0 +1,95 @@
+// PartitionLog's segment management: rolls, retention, delete-segments, purge.
+#include <chrono>
+
+#include "core/base/log.h"
+#include "storage/partition_log.h"
+
+namespace hark::storage {
+
+Status PartitionLog::add_segment(Offset start) {
+  auto segment = std::make_unique<internal::Segment>(start, options_.directory);
+  HARK_TRY(open_files(*segment, true));
+  // A new segment starts empty even if a file of that name was left behind.
+  HARK_TRY(segment->log_file->truncate_now(0));
+  HARK_TRY(segment->index_file->truncate_now(0));
+  segments_.push_back(std::move(segment));
+  return ok_status();
+}
+
+Status PartitionLog::maybe_roll(uint64_t bytes) {
+  if (segments_.empty()) return add_segment(next_offset_);  // A purge that could not re-create.
+  internal::Segment& active = *segments_.back();
+  if (active.size_bytes == 0 || active.size_bytes + bytes <= options_.segment_bytes_max) {
+    return ok_status();
+  }
+  // Opening two files blocks the shard briefly, once per segment_bytes_max of data.
+  HARK_TRY(add_segment(next_offset_));
+  active.sealed = true;
+  HARK_LOG_DEBUG("partition %s: rolled to segment %020u", options_.directory, next_offset_.value());
+  const Result<uint32_t> deleted = apply_retention();
+  if (!deleted.ok()) {
+    HARK_LOG_WARN("partition %s: retention after a roll failed", options_.directory);
+  }
+  return ok_status();
+}
+
+void PartitionLog::remove_files(internal::Segment& segment) {
+  // A failure is logged by the disk; the files then reappear at the next open, where recovery
+  // takes them back as the oldest segments. Nothing is lost, so carry on.
+  (void)disk_.remove(segment.log_path);
+  (void)disk_.remove(segment.index_path);
+}
+
+Status PartitionLog::remove_segment_front() {
+  HARK_ASSERT(!segments_.empty());
+  internal::Segment& segment = *segments_.front();
+  writer_.removed(segment);
+  segment.release_chunks(accounts_);
+  remove_files(segment);
+  // Views already handed out keep their chunks; in-flight reads and writes keep the file.
+  segments_.pop_front();
+  return ok_status();
+}
+
+Result<uint32_t> PartitionLog::delete_segments(uint32_t count) {
+  HARK_ASSERT(open_);
+  uint32_t deleted = 0;
+  while (deleted < count && segments_.size() > 1) {  // Only sealed ones: never the active.
+    HARK_TRY(remove_segment_front());
+    deleted++;
+  }
+  return deleted;
+}
+
+Result<uint32_t> PartitionLog::apply_retention() {
+  HARK_ASSERT(open_);
+  const UnixMicros now = clock_.realtime_now();
+  const auto age_us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(options_.retention_age).count());
+  uint32_t deleted = 0;
+  while (segments_.size() > 1) {
+    const internal::Segment& oldest = *segments_.front();
+    const bool too_old =
+        age_us > 0 && (oldest.empty() || oldest.index.back().timestamp + age_us <= now);
+    const bool too_big = options_.retention_bytes > 0 && size_bytes() > options_.retention_bytes;
+    if (!too_old && !too_big) break;
+    HARK_LOG_INFO("partition %s: retention deletes segment %020u (%s)", options_.directory,
+                  oldest.start.value(), too_old ? "age" : "size");
+    HARK_TRY(remove_segment_front());
+    deleted++;
+  }
+  return deleted;
+}
+
+Status PartitionLog::purge() {
+  HARK_ASSERT(open_);
+  while (!segments_.empty()) HARK_TRY(remove_segment_front());
+  next_offset_ = Offset(0);
+  epoch_++;
+  writer_.kick();  // Clears a write failure that had only the purged data left to write.
+  HARK_TRY(add_segment(Offset(0)));
+  HARK_LOG_INFO("partition %s: purged (epoch %u)", options_.directory, epoch_);
+  return ok_status();
+}
+
+}  // namespace hark::storage
