@@ -81,7 +81,18 @@ class Logger {
     }
   }
 
-  void set_fd(int fd) { fd_.store(fd, std::memory_order_release); }
+  // Hands the writer a new sink and waits (up to a second) until it has switched, so the
+  // caller may close the old one: only the writer thread ever writes, and only to `sink_`.
+  void set_fd(int fd) {
+    requested_fd_.store(fd, std::memory_order_relaxed);
+    const uint64_t generation = requested_generation_.fetch_add(1, std::memory_order_release) + 1;
+    for (int i = 0; i < 1000 && applied_generation_.load(std::memory_order_acquire) < generation;
+         i++) {
+      signal_.fetch_add(1, std::memory_order_seq_cst);
+      signal_.notify_one();
+      ::usleep(1000);
+    }
+  }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
@@ -96,6 +107,7 @@ class Logger {
     uint64_t reported_dropped = 0;
     while (true) {
       const uint32_t seen = signal_.load(std::memory_order_seq_cst);
+      apply_requested_fd();
       drain();
       const uint64_t dropped_now = dropped();
       if (dropped_now != reported_dropped) {
@@ -121,8 +133,15 @@ class Logger {
     }
   }
 
+  void apply_requested_fd() {
+    const uint64_t generation = requested_generation_.load(std::memory_order_acquire);
+    if (generation == applied_generation_.load(std::memory_order_relaxed)) return;
+    sink_ = requested_fd_.load(std::memory_order_relaxed);
+    applied_generation_.store(generation, std::memory_order_release);
+  }
+
   void write_all(const char* data, size_t size) {
-    const int fd = fd_.load(std::memory_order_acquire);
+    const int fd = sink_;
     while (size > 0) {
       const ssize_t written = ::write(fd, data, size);
       if (written < 0 && errno == EINTR) continue;
@@ -138,7 +157,10 @@ class Logger {
   std::atomic<uint64_t> written_position_{0};
   alignas(64) std::atomic<uint32_t> signal_{0};
   std::atomic<uint64_t> dropped_{0};
-  std::atomic<int> fd_{STDERR_FILENO};
+  int sink_ = STDERR_FILENO;  // Writer thread only.
+  std::atomic<int> requested_fd_{STDERR_FILENO};
+  std::atomic<uint64_t> requested_generation_{0};
+  std::atomic<uint64_t> applied_generation_{0};
 };
 
 // Never destroyed: threads may log while the process exits, after static destructors ran.

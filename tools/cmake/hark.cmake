@@ -74,6 +74,15 @@ set(HARK_TEST_ENV
   "ASAN_OPTIONS=detect_leaks=1 abort_on_error=1"
   "UBSAN_OPTIONS=print_stacktrace=1 halt_on_error=1")
 
+# Every test binary is also a dependency of `tests_<label>`, so a sanitizer stage builds only
+# what its labels run (tools/test.sh).
+function(hark_label_target label target)
+  if(NOT TARGET tests_${label})
+    add_custom_target(tests_${label})
+  endif()
+  add_dependencies(tests_${label} ${target})
+endfunction()
+
 # hark_test(NAME io LABEL unit SRCS ... DEPS ... [DEFINES ...] [TIMEOUT s])
 #   -> binary hark_<NAME>_tests; each gtest case becomes a ctest test labelled LABEL.
 function(hark_test)
@@ -93,6 +102,7 @@ function(hark_test)
     target_precompile_headers(${target} REUSE_FROM hark_test_pch)
   endif()
   hark_link_allocator(${target})
+  hark_label_target(${ARG_LABEL} ${target})
   gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${HARK_TEST_ENV}")
 endfunction()

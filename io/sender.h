@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "core/base/result.h"
+#include "io/completion.h"
+#include "io/ring.h"
+
+namespace hark::io {
+
+// Told once when a Sender has written a whole message or failed.
+class SendDone {
+ public:
+  // `result`: the bytes written (all of them), or Error::disconnected when the peer went away
+  // (EPIPE, ECONNRESET), Error::io_error for any other failure.
+  virtual void send_done(Result<uint64_t> result) = 0;
+
+ protected:
+  ~SendDone() = default;
+};
+
+// Writes one message made of up to `parts_max` byte ranges (a response header and the stored
+// message bytes, say) to a stream socket with sendmsg, resubmitting the rest after a short
+// send until every byte is written, then reports once. A connection embeds one per response
+// in flight. Owned by one shard; the parts must stay valid until send_done() runs.
+class Sender final : public Completion {
+ public:
+  static constexpr size_t parts_max = 8;
+
+  explicit Sender(Ring& ring) : ring_(ring) {}
+  Sender(const Sender&) = delete;
+  Sender& operator=(const Sender&) = delete;
+
+  // Requires: !busy(), 1 <= parts.size() <= parts_max.
+  void send(int fd, std::span<const std::span<const std::byte>> parts, SendDone& done);
+  bool busy() const { return done_ != nullptr; }
+  // sendmsg submissions for the current or last message (more than one: it was sent short).
+  uint32_t submissions() const { return submissions_; }
+
+  void complete(int32_t result, uint32_t flags) override;
+
+ private:
+  void submit();
+
+  Ring& ring_;
+  SendDone* done_ = nullptr;
+  int fd_ = -1;
+  iovec vectors_[parts_max] = {};
+  msghdr message_{};
+  size_t first_ = 0;  // First vector with bytes left.
+  size_t count_ = 0;
+  uint64_t total_ = 0;
+  uint64_t sent_ = 0;
+  uint32_t submissions_ = 0;
+};
+
+}  // namespace hark::io
