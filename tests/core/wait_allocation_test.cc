@@ -21,8 +21,10 @@ using namespace std::chrono_literals;
 struct Consumer final : WaitClient, io::Task {
   void on_wait_done(Wait&, WaitState state, Registration*) override {
     if (state != WaitState::notified) return;  // Shutdown: stay unparked.
-    answers.fetch_add(1, std::memory_order_release);
+    // Park again before telling the test thread, whose next commit must find us parked
+    // (otherwise the new poll would want the offset after that commit and wait forever).
     park();
+    answers.fetch_add(1, std::memory_order_release);
   }
   void run() override {  // First park, on shard 0.
     park();
