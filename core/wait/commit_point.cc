@@ -40,19 +40,25 @@ void CommitPoint::reset(uint64_t next_offset) {
   next_offset_.store(next_offset, std::memory_order_seq_cst);
 }
 
-size_t CommitPoint::absorb(HandBack hand_back) {
+CommitPoint::Absorbed CommitPoint::absorb(HandBack hand_back) {
+  Absorbed absorbed;
+  if (waiters_.empty()) return absorbed;  // The common commit: nobody new is waiting. No RMW.
   const uint64_t epoch = epoch_.load(std::memory_order_relaxed);
-  size_t stale = 0;
-  if (waiters_.empty()) return 0;  // The common commit: nobody new is waiting. No RMW.
+  const uint64_t next_offset = next_offset_.load(std::memory_order_relaxed);
   for (Registration* registration = waiters_.drain(); registration != nullptr;) {
     Registration* next = WaiterList::next(*registration);
     Wait& wait = registration->wait();
     if (wait.state() != WaitState::waiting) {
       hand_back(*registration);
-      stale++;
+      absorbed.stale++;
     } else if (registration->epoch() != epoch) {
       // Parked against an epoch a purge or delete has ended: answer as the purge would.
       wait.try_abort(AbortReason::purged);
+      hand_back(*registration);
+    } else if (registration->threshold() <= next_offset) {
+      // Already satisfied: settle it now rather than through the heap, so the first of many
+      // woken polls is handed back before the rest are even looked at.
+      absorbed.won += try_win(*registration) ? 1 : 0;
       hand_back(*registration);
     } else {
       pending_.push_back(registration);
@@ -60,28 +66,30 @@ size_t CommitPoint::absorb(HandBack hand_back) {
     }
     registration = next;
   }
-  return stale;
+  return absorbed;
+}
+
+bool CommitPoint::try_win(Registration& registration) {
+  if (!registration.wait().try_complete(WaitState::notified)) return false;
+  registration.woken_here_ = true;
+  return true;
 }
 
 size_t CommitPoint::settle(HandBack hand_back) {
-  absorb(hand_back);
+  size_t won = absorb(hand_back).won;
   const uint64_t next_offset = next_offset_.load(std::memory_order_relaxed);
-  size_t won = 0;
   while (!pending_.empty() && pending_.front()->threshold() <= next_offset) {
     std::pop_heap(pending_.begin(), pending_.end(), later_threshold);
     Registration* registration = pending_.back();
     pending_.pop_back();
-    if (registration->wait().try_complete(WaitState::notified)) {
-      registration->woken_here_ = true;
-      won++;
-    }
+    won += try_win(*registration) ? 1 : 0;
     hand_back(*registration);
   }
   return won;
 }
 
 size_t CommitPoint::sweep(HandBack hand_back) {
-  const size_t stale = absorb(hand_back);
+  const size_t stale = absorb(hand_back).stale;
   const auto complete = std::partition(pending_.begin(), pending_.end(), [](Registration* r) {
     return r->wait().state() == WaitState::waiting;
   });

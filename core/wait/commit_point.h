@@ -67,9 +67,15 @@ class CommitPoint : public ListHook<> {
   size_t pending() const { return pending_.size(); }
 
  private:
-  // Moves drained registrations into the heap; hands back stale ones at once and returns how
-  // many belonged to already-complete Waits.
-  size_t absorb(HandBack hand_back);
+  struct Absorbed {
+    size_t stale = 0;  // Handed back because their Wait was already complete.
+    size_t won = 0;    // Satisfied on arrival and won here.
+  };
+  // Drains new registrations: hands back stale and already-satisfied ones at once and moves
+  // the rest into the heap.
+  Absorbed absorb(HandBack hand_back);
+  // CASes the registration's Wait to notified; marks it the winner if that succeeded.
+  static bool try_win(Registration& registration);
 
   ShardId owner_;
   std::atomic<uint64_t> next_offset_{0};

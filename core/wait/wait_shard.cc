@@ -162,7 +162,7 @@ void WaitShard::maybe_release(Wait& wait) {
 
 void WaitShard::hand_back(Registration& registration) {
   reactor_.post(registration.wait().home(), registration);
-  // Flush as we go, in doubling chunks (64, 128, 256, ...): a commit waking thousands must not
+  // Flush as we go, in doubling chunks (16, 32, 64, ...): a commit waking thousands must not
   // hold the first answer back, and a woken home shard should not be put back to sleep and
   // woken again for every small chunk (each wake of a sleeping core costs ~20 µs).
   if (++hand_backs_unflushed_ == flush_chunk_) {

@@ -129,7 +129,7 @@ class WaitShard final : public io::IterationHook {
   std::vector<CommitPoint*> dirty_;
   SweepTimer sweep_timer_;
   WaitCounters counters_;
-  static constexpr uint32_t first_flush_chunk = 64;
+  static constexpr uint32_t first_flush_chunk = 16;
   uint32_t flush_chunk_ = first_flush_chunk;
   uint32_t hand_backs_unflushed_ = 0;
 };
