@@ -7,6 +7,9 @@
 #   fuzz     each libFuzzer target for HARK_FUZZ_SECONDS (default 30)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so clones in other folders share objects.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 
 jobs=$(nproc)
 failed=()
