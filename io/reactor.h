@@ -77,8 +77,8 @@ class Reactor {
   void post(ShardId target, Task& task);
 
   // Pushes what post() has queued so far now, instead of at the end of the iteration. For
-  // long batches whose first items should not wait for the last (the wait path flushes every
-  // 64 hand-backs, so the first of K woken polls is answered in time independent of K).
+  // long batches whose first items should not wait for the last (the wait path flushes its
+  // hand-backs in doubling chunks, so the first of K woken polls is not held back by the rest).
   void flush_posts() { flush_outboxes(); }
 
   // From a thread that is not a shard (an embedder, a test): push and wake at once.
