@@ -1,0 +1,101 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/base/units.h"
+#include "core/broker/operations.h"
+#include "core/wait/wait_shard.h"
+#include "io/reactor.h"
+#include "io/shard_group.h"
+#include "storage/log_options.h"
+
+namespace hark::core {
+
+namespace internal {
+class BrokerShard;
+}
+
+// What an embedder (harkd's server is one) runs on every shard next to the broker: listeners,
+// connections. Called on the shard's own thread, after the broker's own setup (on_start) and
+// before its teardown (on_stop, on_drained).
+class ShardHooks {
+ public:
+  virtual Status on_start(io::Reactor& reactor) = 0;
+  virtual void on_stop(io::Reactor& reactor) = 0;
+  virtual void on_drained(io::Reactor& reactor) { (void)reactor; }
+
+ protected:
+  ~ShardHooks() = default;
+};
+
+struct BrokerOptions {
+  // Partitions live in <data_directory>/streams/<s>/topics/<t>/partitions/<p>.
+  std::string data_directory = "data";
+  uint32_t shards_count = 1;
+  // A poll's wait is clamped to this (SEMANTICS.md: a clamp, not an error).
+  Duration max_wait = std::chrono::seconds(30);
+  // Parked polls: per shard (and registrations per shard) ...
+  WaitShardOptions waits;
+  // ... and across all shards. Full: the poll fails with feature_unavailable (5).
+  uint64_t parked_total_max = 100'000;
+  // Most bytes one poll returns (at least one message is returned whatever its size).
+  uint64_t poll_bytes_max = 16 << 20;
+  // Settings of every partition log; `directory` is filled in per partition.
+  storage::LogOptions log;
+  // How often owners apply retention to their partitions.
+  Duration retention_interval = std::chrono::seconds(10);
+  io::ReactorOptions reactor;
+  ShardHooks* hooks = nullptr;  // Optional; must outlive the broker.
+};
+
+// hark's broker core: N shards (thread-per-core), each owning the partitions the ownership
+// map gives it; streams, topics and partitions as a catalog owned by shard 0 and copied to
+// every shard; appends, polls with wait, stored offsets. docs/embedding.md shows how to use it.
+//
+// Every method may be called from any thread; none blocks a shard. Work is submitted as
+// Operations (operations.h), answered on their home shard.
+class Broker {
+ public:
+  // Starts the shards and their hooks. Errors: invalid_configuration (no shards), a hook's
+  // error, ring or directory errors.
+  static Result<std::unique_ptr<Broker>> start(const BrokerOptions& options);
+  // Stops if needed.
+  ~Broker();
+  Broker(const Broker&) = delete;
+  Broker& operator=(const Broker&) = delete;
+
+  // Any thread. Runs `op`; its done() is called once on its home shard (operations.h).
+  void submit(Operation& op);
+  // On the poll's home shard only: the poll's client went away. A parked poll is cancelled in
+  // O(1); either way done() follows with Error::disconnected unless the poll already ended.
+  void cancel(Poll& poll);
+
+  // Answers every parked poll empty, refuses new waits (polls answer at once), stops the hooks
+  // and the shards, writes out every partition and closes it. Idempotent; not from a shard.
+  void stop();
+
+  uint32_t shards_count() const { return options_.shards_count; }
+  const BrokerOptions& options() const { return options_; }
+  // The broker shard the calling thread runs, or nullopt outside the broker's threads.
+  static std::optional<ShardId> current_shard();
+
+ private:
+  friend class internal::BrokerShard;
+  class Setup;
+
+  explicit Broker(const BrokerOptions& options);
+
+  BrokerOptions options_;
+  std::unique_ptr<Setup> setup_;
+  std::vector<internal::BrokerShard*> shards_;  // Set on each shard thread at start.
+  std::unique_ptr<io::ShardGroup> group_;
+  std::atomic<uint64_t> parked_total_{0};
+  bool stopped_ = false;
+};
+
+}  // namespace hark::core
