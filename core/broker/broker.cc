@@ -153,8 +153,7 @@ void Broker::cancel(Poll& poll) {
 }
 
 void Broker::stop() {
-  if (stopped_ || group_ == nullptr) return;
-  stopped_ = true;
+  if (group_ == nullptr || stopped_.exchange(true)) return;
   const uint32_t shards = options_.shards_count;
   std::vector<ShutdownTask> tasks(shards);
   std::atomic<uint32_t> remaining{0};

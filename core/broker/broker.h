@@ -101,7 +101,7 @@ class Broker {
   std::vector<internal::BrokerShard*> shards_;  // Set on each shard thread at start.
   std::unique_ptr<io::ShardGroup> group_;
   std::atomic<uint64_t> parked_total_{0};
-  bool stopped_ = false;
+  std::atomic<bool> stopped_{false};  // Read by submit() on any thread.
 };
 
 }  // namespace hark::core
