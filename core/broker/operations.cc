@@ -70,7 +70,7 @@ Status CreateStream::apply(internal::CatalogEdit& edit) {
   if (edit.catalog().stream(*NameOrId::name(name)).ok()) {
     return Error::stream_name_already_exists;
   }
-  stream = edit.add_stream(name).info();
+  stream = edit.add_stream(edit.catalog().next_stream_id, edit.now(), name).info();
   return ok_status();
 }
 
@@ -93,7 +93,7 @@ Status CreateTopic::apply(internal::CatalogEdit& edit) {
   if (entry->topic(*NameOrId::name(name)).ok()) {
     return Error::topic_name_already_exists;
   }
-  topic = edit.add_topic(*entry, name, settings).details();
+  topic = edit.add_topic(*entry, entry->next_topic_id, edit.now(), name, settings).details();
   return ok_status();
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <string>
 #include <thread>
@@ -63,6 +64,18 @@ class BrokerTest : public ::testing::Test {
     topic.settings.partitions_count = 4;
     ASSERT_TRUE(topic.call(*broker_).ok());
     ASSERT_EQ(topic.topic.partitions.size(), 4u);
+  }
+
+  // Stops the broker and starts a new one on the same data directory.
+  void restart() {
+    if (broker_ != nullptr) broker_->stop();
+    broker_.reset();
+    BrokerOptions options;
+    options.data_directory = directory_.string();
+    options.shards_count = 2;
+    auto broker = Broker::start(options);
+    ASSERT_TRUE(broker.ok()) << error_name(broker.error());
+    broker_ = std::move(broker).value();
   }
 
   void TearDown() override {
@@ -292,6 +305,86 @@ TEST_F(BrokerTest, CountersSeeParksWakesAndTimeouts) {
   EXPECT_EQ(stats.stats.reparked, 0u);
   EXPECT_EQ(stats.stats.partitions, 4u);
   EXPECT_EQ(stats.stats.messages_count, 1u);
+}
+
+TEST_F(BrokerTest, RestartKeepsCatalogMessagesAndOffsets) {
+  for (const char* payload : {"a", "b", "c"}) ASSERT_TRUE(append(3, payload).ok());
+  Blocking<StoreOffset> store;
+  store.stream = NameOrId::id(0);
+  store.topic = NameOrId::id(0);
+  store.partition = 3;
+  store.consumer = ConsumerRef{ConsumerRef::Kind::consumer, 4};
+  store.offset = 1;
+  ASSERT_TRUE(store.call(*broker_).ok());
+  Blocking<CreateTopic> doomed;
+  doomed.stream = NameOrId::id(0);
+  doomed.name = "doomed";
+  ASSERT_TRUE(doomed.call(*broker_).ok());
+  Blocking<DeleteTopic> remove;
+  remove.stream = NameOrId::id(0);
+  remove.topic = NameOrId::name("doomed").value();
+  ASSERT_TRUE(remove.call(*broker_).ok());
+
+  restart();
+
+  Blocking<GetStream> get;
+  get.stream = NameOrId::name("orders").value();
+  ASSERT_TRUE(get.call(*broker_).ok());
+  ASSERT_TRUE(get.result.has_value());
+  ASSERT_EQ(get.result->topics.size(), 1u);
+  EXPECT_EQ(get.result->topics[0].name, "events");
+  EXPECT_EQ(get.result->topics[0].settings.partitions_count, 4u);
+  EXPECT_EQ(get.result->stream.messages_count, 3u);
+
+  Blocking<Poll> poll;
+  prepare(poll, 3, 0, Duration(0));
+  poll.from = PollFrom::next;
+  poll.consumer = store.consumer;
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  ASSERT_EQ(poll.result.messages.count(), 1u);
+  EXPECT_EQ(payload_of(poll.result.messages), "c");
+
+  // Ids keep counting from where they were: the deleted topic's id is not reused.
+  Blocking<CreateTopic> next;
+  next.stream = NameOrId::id(0);
+  next.name = "next";
+  ASSERT_TRUE(next.call(*broker_).ok());
+  EXPECT_EQ(next.topic.topic.id, 2u);
+  Blocking<CreateStream> stream;
+  stream.name = "second";
+  ASSERT_TRUE(stream.call(*broker_).ok());
+  EXPECT_EQ(stream.stream.id, 1u);
+}
+
+TEST_F(BrokerTest, TornLastMetadataRecordIsCutAndDamageBeforeTheEndRefusesToStart) {
+  broker_->stop();
+  broker_.reset();
+  const auto log = directory_ / "metadata.log";
+  const auto size = std::filesystem::file_size(log);
+  // A crash in the middle of the last record's write: cut, the rest survives.
+  std::filesystem::resize_file(log, size - 3);
+  restart();
+  Blocking<GetStreams> streams;
+  ASSERT_TRUE(streams.call(*broker_).ok());
+  ASSERT_EQ(streams.streams.size(), 1u);
+  EXPECT_EQ(streams.streams[0].topics_count, 0u);  // The topic was the cut record.
+  Blocking<CreateStream> second;
+  second.name = "second";
+  ASSERT_TRUE(second.call(*broker_).ok());
+
+  broker_->stop();
+  broker_.reset();
+  // Damage in the first record, with a whole record after it: refuse to start.
+  {
+    std::fstream file(log, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(16 + 8 + 2);
+    file.put('\x7f');
+  }
+  BrokerOptions options;
+  options.data_directory = directory_.string();
+  const auto broken = Broker::start(options);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error(), Error::state_file_corrupted);
 }
 
 }  // namespace

@@ -25,7 +25,9 @@ BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor,
       waits_(reactor, broker.options().waits),
       catalog_(std::move(catalog)) {
   waits_.set_win_hook(this);
-  if (id() == ShardId(0)) coordinator_ = std::make_unique<Coordinator>(*this, catalog_);
+  if (id() == ShardId(0)) {
+    coordinator_ = std::make_unique<Coordinator>(*this, catalog_, *broker.metadata_log_);
+  }
   current_shard = this;
 }
 
@@ -36,6 +38,17 @@ BrokerShard::~BrokerShard() {
 }
 
 BrokerShard* BrokerShard::current() { return current_shard; }
+
+Status BrokerShard::open_partitions() {
+  for (const auto& [stream_id, stream] : catalog_->streams) {
+    for (const auto& [topic_id, topic] : stream->topics) {
+      for (const auto& cell : topic->partitions) {
+        if (cell->owner() == id()) HARK_TRY(open_partition(cell));
+      }
+    }
+  }
+  return ok_status();
+}
 
 Partition* BrokerShard::owned(const PartitionCell& cell) {
   if (cell.owner() != id()) return nullptr;
@@ -73,7 +86,7 @@ void BrokerShard::retire(const Change& change) {
     Partition* const partition = owned(*cell);
     if (partition == nullptr) continue;
     waits_.release(*cell, AbortReason::deleted);
-    partition->log().close();
+    partition->close();
     owned_.erase(cell->key);
     const std::string directory = partition_directory(options().data_directory, cell->key);
     std::error_code error;
@@ -90,7 +103,11 @@ Status BrokerShard::open_partition(const std::shared_ptr<PartitionCell>& cell) {
                    std::string(error_name(log.error())));
     return log.error();
   }
-  owned_[cell->key] = std::make_unique<Partition>(cell, std::move(log).value());
+  auto offsets =
+      OffsetStore::open(reactor_.ring(), log_options(*cell).directory + "/consumer_offsets");
+  if (!offsets.ok()) return offsets.error();
+  owned_[cell->key] =
+      std::make_unique<Partition>(cell, std::move(log).value(), std::move(offsets).value());
   waits_.adopt(*cell);
   arm_retention();
   return ok_status();
@@ -152,7 +169,7 @@ void BrokerShard::release_partitions() {
 
 void BrokerShard::close_partitions() {
   reactor_.timers().cancel(retention_timer_);
-  for (auto& [key, partition] : owned_) partition->log().close();
+  for (auto& [key, partition] : owned_) partition->close();
   owned_.clear();
 }
 

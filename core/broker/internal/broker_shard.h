@@ -21,6 +21,8 @@ namespace hark::core::internal {
 class BrokerShard final : private WinHook {
  public:
   BrokerShard(Broker& broker, io::Reactor& reactor, std::shared_ptr<const Catalog> catalog);
+  // At start: opens the partitions of the catalog this shard owns.
+  Status open_partitions();
   ~BrokerShard();
   BrokerShard(const BrokerShard&) = delete;
   BrokerShard& operator=(const BrokerShard&) = delete;

@@ -84,29 +84,46 @@ struct Catalog {
   PartitionCell* find(const PartitionKey& key) const;
 };
 
-// The next catalog version, being made on shard 0 by one metadata command, and what the
-// shards must do to their partitions when they apply it.
+// The next catalog version, being made on shard 0 by one metadata command (or at start, by
+// replaying the metadata log), and what the shards must do to their partitions to get there.
+// Every change is also written to `journal` as a metadata log record (journal.h), with the
+// ids and times it assigned, so replaying the records rebuilds the same catalog.
 class CatalogEdit {
  public:
   CatalogEdit(const Catalog& base, const OwnershipMap& ownership, Clock& clock);
 
   const Catalog& catalog() const { return *next_; }
-  // A copy of the stream's entry, now part of the next version, to change.
-  Result<StreamEntry*> writable_stream(const NameOrId& ref);
-  StreamEntry& add_stream(std::string name);
-  void remove_stream(const StreamEntry& stream);
-  TopicEntry& add_topic(StreamEntry& stream, std::string name, const TopicSettings& settings);
-  void remove_topic(StreamEntry& stream, const TopicEntry& topic);
-  void purge_topic(const TopicEntry& topic);
-
   UnixMicros now() const { return clock_.realtime_now(); }
 
+  // A copy of the stream's entry, now part of the next version, to change.
+  Result<StreamEntry*> writable_stream(const NameOrId& ref);
+  StreamEntry& add_stream(uint32_t id, UnixMicros created_at, std::string name);
+  void rename_stream(StreamEntry& stream, std::string name);
+  void remove_stream(const StreamEntry& stream);
+  TopicEntry& add_topic(StreamEntry& stream, uint32_t id, UnixMicros created_at, std::string name,
+                        const TopicSettings& settings);
+  // Changes name and settings but not partitions_count (add_partitions / remove_partitions).
+  void update_topic(StreamEntry& stream, const TopicEntry& topic, std::string name,
+                    const TopicSettings& settings);
+  void remove_topic(StreamEntry& stream, const TopicEntry& topic);
+  void add_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count,
+                      UnixMicros created_at);
+  // Removes the last `count` partitions. Requires: count <= the topic's partitions.
+  void remove_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count);
+  // Data, not metadata: not journaled.
+  void purge_topic(const TopicEntry& topic);
+
   std::shared_ptr<const Catalog> take() { return std::move(next_); }
+  std::vector<std::byte> journal;
   std::vector<std::shared_ptr<PartitionCell>> created;
   std::vector<std::shared_ptr<PartitionCell>> removed;
   std::vector<std::shared_ptr<PartitionCell>> purged;
 
  private:
+  TopicEntry& writable_topic(StreamEntry& stream, const TopicEntry& topic);
+  std::shared_ptr<PartitionCell> make_cell(const StreamEntry& stream, const TopicEntry& topic,
+                                           uint32_t partition, UnixMicros created_at);
+
   std::shared_ptr<Catalog> next_;
   const OwnershipMap& ownership_;
   Clock& clock_;
