@@ -110,6 +110,42 @@ Status PurgeTopic::apply(internal::CatalogEdit& edit) {
   return ok_status();
 }
 
+Status UpdateStream::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(check_name(name, Error::invalid_stream_name));
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  const auto same_name = edit.catalog().stream(*NameOrId::name(name));
+  if (same_name.ok() && (*same_name)->id != entry->id) return Error::stream_name_already_exists;
+  edit.rename_stream(*entry, name);
+  return ok_status();
+}
+
+Status UpdateTopic::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(check_name(name, Error::invalid_topic_name));
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  const auto same_name = entry->topic(*NameOrId::name(name));
+  if (same_name.ok() && (*same_name)->id != found->id) return Error::topic_name_already_exists;
+  edit.update_topic(*entry, *found, name, settings);
+  return ok_status();
+}
+
+Status CreatePartitions::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  if (count == 0) return Error::invalid_partitions_count;
+  if (found->partitions.size() + count > topic_partitions_max) return Error::too_many_partitions;
+  edit.add_partitions(*entry, *found, count, edit.now());
+  return ok_status();
+}
+
+Status DeletePartitions::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  if (count == 0 || count > found->partitions.size()) return Error::invalid_partitions_count;
+  edit.remove_partitions(*entry, *found, count);
+  return ok_status();
+}
+
 void GetStream::step(BrokerShard& shard) {
   const auto entry = shard.catalog().stream(stream);
   result.reset();
@@ -264,6 +300,49 @@ void GetOffset::step(BrokerShard& shard) {
   current_offset = cell->current_offset();
   stored = owner->stored_offset(consumer);
   finish(shard, ok_status());
+}
+
+void DeleteSegments::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = shard.catalog().partition(stream, topic, partition);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  internal::Partition* const owner = shard.owned(*cell);
+  if (owner == nullptr) {
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  const Result<uint32_t> result = owner->delete_segments(count);
+  if (result.ok()) deleted = *result;
+  finish(shard, result.ok() ? ok_status() : Status(result.error()));
+}
+
+void DeleteOffset::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = offset_partition(shard, consumer, stream, topic, partition);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  internal::Partition* const owner = shard.owned(*cell);
+  finish(shard,
+         owner == nullptr ? Status(Error::partition_not_found) : owner->delete_offset(consumer));
 }
 
 // Stats: a tour of every shard, 0 to N-1, then home.

@@ -216,6 +216,50 @@ class PurgeTopic : public MetadataCommand {
   Status apply(internal::CatalogEdit& edit) override;
 };
 
+class UpdateStream : public MetadataCommand {
+ public:
+  NameOrId stream;
+  std::string name;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Renames a topic and changes its settings (partitions_count is ignored: see CreatePartitions).
+// New retention settings apply to its partitions from their next open (restart).
+class UpdateTopic : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  std::string name;
+  TopicSettings settings;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Adds `count` partitions after the topic's last one.
+class CreatePartitions : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t count = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Deletes the topic's last `count` partitions, their messages and offsets.
+class DeletePartitions : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t count = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
 // Reads of the catalog: answered on the home shard from its view.
 class GetStream : public Operation {
  public:
@@ -368,6 +412,35 @@ class GetOffset : public Operation {
   uint32_t partition_id = 0;          // Out.
   uint64_t current_offset = 0;        // Out.
   std::optional<uint64_t> stored;     // Out; nullopt when nothing is stored.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+
+  std::shared_ptr<internal::PartitionCell> cell_;
+};
+
+// Deletes the oldest `count` sealed segments of a partition (fewer if fewer are sealed).
+class DeleteSegments : public Operation {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t partition = 0;
+  uint32_t count = 0;
+  uint32_t deleted = 0;  // Out.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+
+  std::shared_ptr<internal::PartitionCell> cell_;
+};
+
+// Forgets a consumer's stored offset (consumer_offset_not_found, 3021, if there is none).
+class DeleteOffset : public Operation {
+ public:
+  ConsumerRef consumer;
+  NameOrId stream;
+  NameOrId topic;
+  std::optional<uint32_t> partition;  // Absent: partition 0.
 
  private:
   void step(internal::BrokerShard& shard) override;

@@ -356,6 +356,49 @@ TEST_F(BrokerTest, RestartKeepsCatalogMessagesAndOffsets) {
   EXPECT_EQ(stream.stream.id, 1u);
 }
 
+TEST_F(BrokerTest, PartitionsAreAddedAndDeletedAtTheEndAndUpdatesAreKept) {
+  ASSERT_TRUE(append(3, "on the last partition").ok());
+  Blocking<Poll> parked;
+  prepare(parked, 3, 1, 4s);
+  auto waiting = std::async(std::launch::async, [&] { return parked.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  Blocking<DeletePartitions> remove;
+  remove.stream = NameOrId::id(0);
+  remove.topic = NameOrId::id(0);
+  remove.count = 2;
+  ASSERT_TRUE(remove.call(*broker_).ok());
+  EXPECT_EQ(waiting.get().error(), Error::partition_not_found);  // What a poll gets now.
+  remove.count = 3;
+  EXPECT_EQ(remove.call(*broker_).error(), Error::invalid_partitions_count);
+
+  Blocking<CreatePartitions> add;
+  add.stream = NameOrId::id(0);
+  add.topic = NameOrId::id(0);
+  add.count = 3;
+  ASSERT_TRUE(add.call(*broker_).ok());
+  Blocking<UpdateTopic> update;
+  update.stream = NameOrId::id(0);
+  update.topic = NameOrId::id(0);
+  update.name = "renamed";
+  update.settings.message_expiry_us = 60'000'000;
+  ASSERT_TRUE(update.call(*broker_).ok());
+  Blocking<UpdateStream> rename;
+  rename.stream = NameOrId::id(0);
+  rename.name = "orders-2";
+  ASSERT_TRUE(rename.call(*broker_).ok());
+
+  restart();
+  Blocking<GetTopic> get;
+  get.stream = NameOrId::name("orders-2").value();
+  get.topic = NameOrId::name("renamed").value();
+  ASSERT_TRUE(get.call(*broker_).ok());
+  ASSERT_TRUE(get.result.has_value());
+  EXPECT_EQ(get.result->partitions.size(), 5u);
+  EXPECT_EQ(get.result->topic.settings.message_expiry_us, 60'000'000u);
+  // Partition 3 is a new one: the old one's message went with it.
+  EXPECT_EQ(get.result->partitions[3].messages_count, 0u);
+}
+
 TEST_F(BrokerTest, TornLastMetadataRecordIsCutAndDamageBeforeTheEndRefusesToStart) {
   broker_->stop();
   broker_.reset();
