@@ -146,6 +146,86 @@ Status DeletePartitions::apply(internal::CatalogEdit& edit) {
   return ok_status();
 }
 
+Status CreateConsumerGroup::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(check_name(name, Error::invalid_consumer_group_name));
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  if (found->group(*NameOrId::name(name)).ok()) return Error::consumer_group_name_already_exists;
+  const auto partitions = static_cast<uint32_t>(found->partitions.size());
+  group = edit.add_group(*entry, *found, found->next_group_id, name).details(partitions).group;
+  return ok_status();
+}
+
+Status DeleteConsumerGroup::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  HARK_TRY_ASSIGN(const internal::GroupEntry* const existing, found->group(group));
+  edit.remove_group(*entry, *found, *existing);
+  return ok_status();
+}
+
+Status JoinConsumerGroup::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  HARK_TRY_ASSIGN(const internal::GroupEntry* const existing, found->group(group));
+  edit.join_group(*entry, *found, *existing, member);
+  return ok_status();
+}
+
+Status LeaveConsumerGroup::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  HARK_TRY_ASSIGN(const internal::GroupEntry* const existing, found->group(group));
+  if (!edit.leave_group(*entry, *found, *existing, member)) {
+    return Error::consumer_group_member_not_found;
+  }
+  return ok_status();
+}
+
+Status LeaveConsumerGroups::apply(internal::CatalogEdit& edit) {
+  // Collect first: leaving copies entries of the catalog being walked.
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> joined;
+  for (const auto& [stream_id, stream_entry] : edit.catalog().streams) {
+    for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
+      for (const auto& [group_id, group_entry] : topic_entry->groups) {
+        if (group_entry->member(member) != nullptr)
+          joined.emplace_back(stream_id, topic_id, group_id);
+      }
+    }
+  }
+  for (const auto& [stream_id, topic_id, group_id] : joined) {
+    internal::StreamEntry* const entry = *edit.writable_stream(NameOrId::id(stream_id));
+    const internal::TopicEntry* const found = *entry->topic(NameOrId::id(topic_id));
+    edit.leave_group(*entry, *found, **found->group(NameOrId::id(group_id)), member);
+  }
+  return ok_status();
+}
+
+void GetConsumerGroup::step(BrokerShard& shard) {
+  result.reset();
+  const auto entry = shard.catalog().topic(stream, topic);
+  if (!entry.ok()) {
+    finish(shard, entry.error());
+    return;
+  }
+  const auto found = (*entry)->group(group);
+  if (found.ok()) result = (*found)->details(static_cast<uint32_t>((*entry)->partitions.size()));
+  finish(shard, ok_status());
+}
+
+void GetConsumerGroups::step(BrokerShard& shard) {
+  groups.clear();
+  const auto entry = shard.catalog().topic(stream, topic);
+  if (!entry.ok()) {
+    finish(shard, entry.error());
+    return;
+  }
+  const auto partitions = static_cast<uint32_t>((*entry)->partitions.size());
+  for (const auto& [id, found] : (*entry)->groups)
+    groups.push_back(found->details(partitions).group);
+  finish(shard, ok_status());
+}
+
 void GetStream::step(BrokerShard& shard) {
   const auto entry = shard.catalog().stream(stream);
   result.reset();
@@ -241,13 +321,17 @@ void Append::at_owner(BrokerShard& shard) {
 // Offsets: resolved at home, stored or read at the owner.
 namespace {
 
+// Resolves the partition of an offset operation, and a group consumer's id.
 Result<std::shared_ptr<internal::PartitionCell>> offset_partition(
-    const BrokerShard& shard, const ConsumerRef& consumer, const NameOrId& stream,
+    const BrokerShard& shard, ConsumerRef& consumer, const NameOrId& group, const NameOrId& stream,
     const NameOrId& topic, std::optional<uint32_t> partition) {
-  if (!partition.has_value() && consumer.kind == ConsumerRef::Kind::group) {
-    return Error::consumer_group_member_not_found;
-  }
   HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
+  if (consumer.kind == ConsumerRef::Kind::group) {
+    HARK_TRY_ASSIGN(const internal::GroupEntry* const found, entry->group(group));
+    consumer.id = found->id;
+    // Which member's partition is meant is not known here: a group names its partition.
+    if (!partition.has_value()) return Error::consumer_group_member_not_found;
+  }
   const uint32_t id = partition.value_or(0);
   if (id >= entry->partitions.size()) return Error::partition_not_found;
   return entry->partitions[id];
@@ -257,7 +341,7 @@ Result<std::shared_ptr<internal::PartitionCell>> offset_partition(
 
 void StoreOffset::step(BrokerShard& shard) {
   if (stage_ == 0) {
-    auto cell = offset_partition(shard, consumer, stream, topic, partition);
+    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
     if (!cell.ok()) {
       finish(shard, cell.error());
       return;
@@ -279,7 +363,7 @@ void StoreOffset::step(BrokerShard& shard) {
 
 void GetOffset::step(BrokerShard& shard) {
   if (stage_ == 0) {
-    auto cell = offset_partition(shard, consumer, stream, topic, partition);
+    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
     if (!cell.ok()) {
       finish(shard, cell.error());
       return;
@@ -328,7 +412,7 @@ void DeleteSegments::step(BrokerShard& shard) {
 
 void DeleteOffset::step(BrokerShard& shard) {
   if (stage_ == 0) {
-    auto cell = offset_partition(shard, consumer, stream, topic, partition);
+    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
     if (!cell.ok()) {
       finish(shard, cell.error());
       return;

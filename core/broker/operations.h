@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/intrusive_list.h"
 #include "core/base/result.h"
 #include "core/base/units.h"
 #include "core/broker/name_or_id.h"
@@ -77,8 +78,26 @@ struct StreamDetails {
   std::vector<TopicInfo> topics;
 };
 
+struct GroupInfo {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t partitions_count = 0;
+  uint32_t members_count = 0;
+};
+
+struct GroupMemberInfo {
+  uint32_t id = 0;                   // The member's client id.
+  std::vector<uint32_t> partitions;  // Assigned to it.
+};
+
+struct GroupDetails {
+  GroupInfo group;
+  std::vector<GroupMemberInfo> members;
+};
+
 // Who polls or stores an offset. A named consumer is hashed to its id by the caller (the
-// server uses Iggy's XXH32 rule).
+// server uses Iggy's XXH32 rule). For a group, operations take the group by id or name in a
+// separate `group` field and fill in `id` themselves.
 struct ConsumerRef {
   enum class Kind : uint8_t { consumer = 1, group = 2 };
   Kind kind = Kind::consumer;
@@ -260,6 +279,81 @@ class DeletePartitions : public MetadataCommand {
   Status apply(internal::CatalogEdit& edit) override;
 };
 
+class CreateConsumerGroup : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  std::string name;
+  GroupInfo group;  // Out.
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class DeleteConsumerGroup : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  NameOrId group;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Makes client `member` a member (idempotent); the group's partitions are reassigned.
+class JoinConsumerGroup : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  NameOrId group;
+  uint32_t member = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// consumer_group_member_not_found (5006) if `member` had not joined.
+class LeaveConsumerGroup : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  NameOrId group;
+  uint32_t member = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Client `member` went away: it leaves every group it joined.
+class LeaveConsumerGroups : public MetadataCommand {
+ public:
+  uint32_t member = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class GetConsumerGroup : public Operation {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  NameOrId group;
+  std::optional<GroupDetails> result;  // Out; nullopt if there is no such group.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
+class GetConsumerGroups : public Operation {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  std::vector<GroupInfo> groups;  // Out, by id.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
 // Reads of the catalog: answered on the home shard from its view.
 class GetStream : public Operation {
  public:
@@ -328,20 +422,27 @@ struct PollResult {
   storage::ReadView messages;
 };
 
+// Tag of the hook by which a shard lists its parked group polls (to re-evaluate them when
+// their group rebalances).
+struct GroupPollTag;
+
 // Reads messages from one partition and, with `wait` > 0, parks until some are committed or
 // the wait ends (SEMANTICS.md; docs/long-polling.md). A poll that ends without messages
 // (timeout, purge, shutdown) succeeds with an empty result. One read returns contiguous bytes:
 // fewer than `count` messages may come back at a segment or memory-chunk boundary; poll again
 // from the last offset + 1 for the rest. The broker stores no offset for a poll: store it with
 // StoreOffset once the messages are delivered (harkd does so after the response is written).
-class Poll : public Operation, private WaitClient {
+class Poll : public Operation, private WaitClient, public ListHook<GroupPollTag> {
  public:
   NameOrId stream;
   NameOrId topic;
-  // Absent: partition 0 for a consumer. A group consumer must name its partition until
-  // consumer groups exist (issue 7); without one it gets consumer_group_member_not_found.
+  // Absent: partition 0 for a consumer; for a group member, every partition assigned to it
+  // (the first with messages answers; a parked poll waits on all of them, and is evaluated
+  // again on its new assignment, with its deadline, when the group rebalances).
   std::optional<uint32_t> partition;
   ConsumerRef consumer;
+  NameOrId group;       // When consumer.kind is group.
+  uint32_t member = 0;  // The polling client, for a group: it must have joined.
   PollFrom from = PollFrom::next;
   uint64_t value = 0;  // The offset (offset) or µs timestamp (timestamp); else unused.
   uint32_t count = 1;
@@ -358,15 +459,20 @@ class Poll : public Operation, private WaitClient {
   void step(internal::BrokerShard& shard) override;
   void on_wait_done(Wait& parked, WaitState state, Registration* winner) override;
   void begin(internal::BrokerShard& shard);
+  Status resolve_group(internal::BrokerShard& shard);
   void evaluate(internal::BrokerShard& shard);
+  void visit_next(internal::BrokerShard& shard);
   void evaluate_at_owner(internal::BrokerShard& shard);
-  void back_home(internal::BrokerShard& shard);
+  void evaluated_here(internal::BrokerShard& shard);
   void evaluated_at_home(internal::BrokerShard& shard);
   void park(internal::BrokerShard& shard);
   void on_abort(internal::BrokerShard& shard, AbortReason reason);
   void answer(internal::BrokerShard& shard);
   void answer_empty(internal::BrokerShard& shard);
   void answer_gone(internal::BrokerShard& shard);
+  void unpark(internal::BrokerShard& shard);
+  // A rebalance changed the group (on the home shard, while parked).
+  void rebalanced(internal::BrokerShard& shard);
 
   class Reader final : public storage::ReadCompletion {
    public:
@@ -378,13 +484,17 @@ class Poll : public Operation, private WaitClient {
   };
 
   Reader reader_{*this};
-  std::shared_ptr<internal::PartitionCell> cell_;  // While in flight.
+  // The partitions this poll reads, in order (one, or a group member's assignment from its
+  // round-robin cursor) and, as each owner is visited, what to wait for there.
+  std::vector<std::shared_ptr<internal::PartitionCell>> cells_;
+  std::vector<Watch> watches_;
+  std::vector<uint32_t> assigned_;  // A group member's partitions when it parked.
+  size_t visiting_ = 0;
   Instant deadline_{};
-  Offset want_{};
-  uint64_t epoch_ = 0;
   Wait* wait_ = nullptr;  // While parked.
   bool cancel_requested_ = false;
-  bool woken_ = false;  // Parking again after a wake-up counts as a re-park.
+  bool woken_ = false;       // Parking again after a wake-up counts as a re-park.
+  bool group_wide_ = false;  // A group member polling all its partitions.
 };
 
 // Stores `offset` as the consumer's position on a partition (offset > the partition's last
@@ -392,9 +502,10 @@ class Poll : public Operation, private WaitClient {
 class StoreOffset : public Operation {
  public:
   ConsumerRef consumer;
+  NameOrId group;  // When consumer.kind is group.
   NameOrId stream;
   NameOrId topic;
-  std::optional<uint32_t> partition;  // Absent: partition 0.
+  std::optional<uint32_t> partition;  // Absent: partition 0 (required for a group).
   uint64_t offset = 0;
 
  private:
@@ -406,9 +517,10 @@ class StoreOffset : public Operation {
 class GetOffset : public Operation {
  public:
   ConsumerRef consumer;
+  NameOrId group;  // When consumer.kind is group.
   NameOrId stream;
   NameOrId topic;
-  std::optional<uint32_t> partition;  // Absent: partition 0.
+  std::optional<uint32_t> partition;  // Absent: partition 0 (required for a group).
   uint32_t partition_id = 0;          // Out.
   uint64_t current_offset = 0;        // Out.
   std::optional<uint64_t> stored;     // Out; nullopt when nothing is stored.
@@ -438,9 +550,10 @@ class DeleteSegments : public Operation {
 class DeleteOffset : public Operation {
  public:
   ConsumerRef consumer;
+  NameOrId group;  // When consumer.kind is group.
   NameOrId stream;
   NameOrId topic;
-  std::optional<uint32_t> partition;  // Absent: partition 0.
+  std::optional<uint32_t> partition;  // Absent: partition 0 (required for a group).
 
  private:
   void step(internal::BrokerShard& shard) override;
