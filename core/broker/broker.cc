@@ -191,8 +191,7 @@ void Broker::cancel(Poll& poll) {
     return;
   }
   shard.waits().cancel(*poll.wait_);
-  poll.wait_ = nullptr;
-  parked_total_.fetch_sub(1, std::memory_order_relaxed);
+  poll.unpark(shard);
   poll.go_to(shard, shard.id(), Poll::Stage::cancelled);
 }
 

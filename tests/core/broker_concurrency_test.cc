@@ -1,11 +1,13 @@
 // Stresses the Broker from its own shard threads, as a server does (run under ThreadSanitizer
 // and AddressSanitizer): on each of three shards a driver keeps polls with random strategies,
 // offsets and waits in flight on four partitions, appends, cancels polls at random (a client
-// going away) and, on shard 0, purges the topic now and then, for HARK_STRESS_SECONDS
-// (default 2). Checked: every submitted operation is answered exactly once; a poll answers
-// within its wait plus a generous second (a lost wake-up or a stuck poll fails this); only a
-// cancelled poll ends with Disconnected; messages returned start at or after the offset asked
-// for; at shutdown everything is answered and every pool is full again (WaitShard asserts it).
+// going away), group members poll their whole assignment while shard 0 makes member 100 join
+// and leave (rebalances under parked polls) and purges the topic now and then, for
+// HARK_STRESS_SECONDS (default 2). Checked: every submitted operation is answered exactly once; a
+// poll answers within its wait plus a generous second (a lost wake-up or a stuck poll fails this);
+// only a cancelled poll ends with Disconnected; messages returned start at or after the offset
+// asked for; at shutdown everything is answered and every pool is full again (WaitShard asserts
+// it).
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -38,6 +40,7 @@ struct Totals {
   std::atomic<uint64_t> answered{0};
   std::atomic<uint64_t> with_data{0};
   std::atomic<uint64_t> cancelled{0};
+  std::atomic<uint64_t> group_with_data{0};
   std::atomic<int> double_answers{0};
   std::atomic<int> late{0};
   std::atomic<int> bad_status{0};
@@ -85,6 +88,12 @@ class Driver final : public io::Timer {
     for (auto& poll : polls_) poll.driver = this;
     for (auto& append : appends_) append.driver = this;
     purge_.driver = this;
+    join_.driver = this;
+    leave_.driver = this;
+    join_.stream = leave_.stream = NameOrId::id(0);
+    join_.topic = leave_.topic = NameOrId::id(0);
+    join_.group = leave_.group = NameOrId::id(0);
+    join_.member = leave_.member = 100;
     arm();
   }
 
@@ -102,6 +111,13 @@ class Driver final : public io::Timer {
     }
     for (TestAppend& append : appends_) {
       if (!append.in_flight && prng_.chance(20)) submit_append(append);
+    }
+    if (reactor_.id() == ShardId(0) && !join_.in_flight && !leave_.in_flight && prng_.chance(2)) {
+      Operation& op = joined_ ? static_cast<Operation&>(leave_) : static_cast<Operation&>(join_);
+      (joined_ ? leave_.in_flight : join_.in_flight) = true;
+      joined_ = !joined_;
+      submitted();
+      broker_.submit(op);
     }
     if (reactor_.id() == ShardId(0) && !purge_.in_flight && prng_.chance(1)) {
       purge_.stream = NameOrId::id(0);
@@ -130,6 +146,13 @@ class Driver final : public io::Timer {
     poll.topic = NameOrId::id(0);
     poll.partition = static_cast<uint32_t>(prng_.below(partitions_count));
     poll.consumer = ConsumerRef{ConsumerRef::Kind::consumer, static_cast<uint32_t>(prng_.below(3))};
+    if (prng_.chance(30)) {
+      // A group member polling its whole assignment (members 0..2 joined before the drivers).
+      poll.partition.reset();
+      poll.consumer.kind = ConsumerRef::Kind::group;
+      poll.group = NameOrId::id(0);
+      poll.member = static_cast<uint32_t>(prng_.below(3));
+    }
     poll.from = prng_.chance(50) ? PollFrom::next : PollFrom::offset;
     poll.value = prng_.below(60);
     poll.count = 1 + static_cast<uint32_t>(prng_.below(5));
@@ -160,6 +183,17 @@ class Driver final : public io::Timer {
   std::vector<TestPoll> polls_;
   std::vector<TestAppend> appends_;
   TestPurge purge_;
+  struct Join final : JoinConsumerGroup {
+    void done() override;
+    Driver* driver = nullptr;
+    bool in_flight = false;
+  } join_;
+  struct Leave final : LeaveConsumerGroup {
+    void done() override;
+    Driver* driver = nullptr;
+    bool in_flight = false;
+  } leave_;
+  bool joined_ = false;
   std::vector<std::byte> message_;
 };
 
@@ -179,6 +213,7 @@ void TestPoll::done() {
   if (SteadyClock::now() - submitted > wait + 1s && totals.running.load()) totals.late.fetch_add(1);
   if (!result.messages.empty()) {
     totals.with_data.fetch_add(1);
+    if (!partition.has_value()) totals.group_with_data.fetch_add(1);
     if (from == PollFrom::offset && result.messages.first().value() < value) {
       totals.bad_offsets.fetch_add(1);
     }
@@ -186,6 +221,16 @@ void TestPoll::done() {
 }
 
 void TestAppend::done() {
+  driver->answered(in_flight);
+  if (!status().ok()) driver->totals().bad_status.fetch_add(1);
+}
+
+void Driver::Join::done() {
+  driver->answered(in_flight);
+  if (!status().ok()) driver->totals().bad_status.fetch_add(1);
+}
+
+void Driver::Leave::done() {
   driver->answered(in_flight);
   if (!status().ok()) driver->totals().bad_status.fetch_add(1);
 }
@@ -255,6 +300,19 @@ TEST(BrokerConcurrency, RandomPollsAppendsCancelsAndPurgesFromEveryShard) {
   topic.name = "t";
   topic.settings.partitions_count = partitions_count;
   ASSERT_TRUE(topic.call(broker).ok());
+  Blocking<CreateConsumerGroup> group;
+  group.stream = NameOrId::id(0);
+  group.topic = NameOrId::id(0);
+  group.name = "g";
+  ASSERT_TRUE(group.call(broker).ok());
+  for (uint32_t member = 0; member < 3; member++) {
+    Blocking<JoinConsumerGroup> join;
+    join.stream = NameOrId::id(0);
+    join.topic = NameOrId::id(0);
+    join.group = NameOrId::id(0);
+    join.member = member;
+    ASSERT_TRUE(join.call(broker).ok());
+  }
   hooks.start_drivers();
 
   const char* seconds = std::getenv("HARK_STRESS_SECONDS");
@@ -277,9 +335,11 @@ TEST(BrokerConcurrency, RandomPollsAppendsCancelsAndPurgesFromEveryShard) {
   EXPECT_EQ(totals.bad_offsets.load(), 0);
   EXPECT_GT(totals.with_data.load(), 100u);
   EXPECT_GT(totals.cancelled.load(), 0u);
-  std::printf("operations %lu, polls with data %lu, cancelled %lu\n",
+  EXPECT_GT(totals.group_with_data.load(), 10u);
+  std::printf("operations %lu, polls with data %lu (group-wide %lu), cancelled %lu\n",
               static_cast<unsigned long>(totals.submitted.load()),
               static_cast<unsigned long>(totals.with_data.load()),
+              static_cast<unsigned long>(totals.group_with_data.load()),
               static_cast<unsigned long>(totals.cancelled.load()));
 }
 

@@ -59,8 +59,30 @@ Partition* BrokerShard::owned(const PartitionCell& cell) {
 
 uint32_t BrokerShard::next_balanced(const TopicEntry& topic) { return balanced_[&topic]++; }
 
+uint32_t BrokerShard::next_group_start(const GroupEntry& group, uint32_t member) {
+  // Members come and go with connections; a cursor is only a starting point, so rather than
+  // track leaves, start over when the table gets large.
+  if (group_cursors_.size() > 65536) group_cursors_.clear();
+  return group_cursors_[{group.id, member}]++;
+}
+
+bool BrokerShard::group_unchanged(const Poll& poll) const {
+  const auto topic = catalog_->topic(poll.stream, poll.topic);
+  if (!topic.ok()) return false;
+  const auto group = (*topic)->group(poll.group);
+  if (!group.ok()) return false;
+  const GroupMemberInfo* const member = (*group)->member(poll.member);
+  return member != nullptr && member->partitions == poll.assigned_;
+}
+
 Status BrokerShard::apply(const Change& change) {
   catalog_ = change.catalog;
+  // Group members whose assignment changed are evaluated again on the new one.
+  std::vector<Poll*> moved;
+  parked_group_polls_.for_each([&](Poll& poll) {
+    if (!group_unchanged(poll)) moved.push_back(&poll);
+  });
+  for (Poll* poll : moved) poll->rebalanced(*this);
   Status result;
   for (const auto& cell : change.created) {
     if (cell->owner() != id()) continue;

@@ -36,6 +36,41 @@ TopicDetails TopicEntry::details() const {
   return details;
 }
 
+const GroupMemberInfo* GroupEntry::member(uint32_t client) const {
+  for (const GroupMemberInfo& candidate : members) {
+    if (candidate.id == client) return &candidate;
+  }
+  return nullptr;
+}
+
+void GroupEntry::assign(uint32_t partitions_count) {
+  for (GroupMemberInfo& candidate : members) candidate.partitions.clear();
+  if (members.empty()) return;
+  for (uint32_t p = 0; p < partitions_count; p++) {
+    members[p % members.size()].partitions.push_back(p);
+  }
+}
+
+GroupDetails GroupEntry::details(uint32_t partitions_count) const {
+  return GroupDetails{.group = GroupInfo{.id = id,
+                                         .name = name,
+                                         .partitions_count = partitions_count,
+                                         .members_count = static_cast<uint32_t>(members.size())},
+                      .members = members};
+}
+
+Result<const GroupEntry*> TopicEntry::group(const NameOrId& ref) const {
+  if (ref.is_id()) {
+    const auto it = groups.find(ref.number());
+    if (it == groups.end()) return Error::consumer_group_id_not_found;
+    return it->second.get();
+  }
+  for (const auto& [group_id, entry] : groups) {
+    if (entry->name == ref.text()) return entry.get();
+  }
+  return Error::consumer_group_name_not_found;
+}
+
 StreamInfo StreamEntry::info() const {
   StreamInfo info{.id = id,
                   .created_at = created_at,
@@ -181,6 +216,7 @@ void CatalogEdit::add_partitions(StreamEntry& stream, const TopicEntry& topic, u
     created.push_back(entry.partitions.back());
   }
   entry.settings.partitions_count = static_cast<uint32_t>(entry.partitions.size());
+  reassign_groups(entry);
 }
 
 void CatalogEdit::remove_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count) {
@@ -192,6 +228,60 @@ void CatalogEdit::remove_partitions(StreamEntry& stream, const TopicEntry& topic
     entry.partitions.pop_back();
   }
   entry.settings.partitions_count = static_cast<uint32_t>(entry.partitions.size());
+  reassign_groups(entry);
+}
+
+GroupEntry& CatalogEdit::add_group(StreamEntry& stream, const TopicEntry& topic, uint32_t id,
+                                   std::string name) {
+  journal_group_created(journal, stream.id, topic.id, id, name);
+  TopicEntry& entry = writable_topic(stream, topic);
+  auto group = std::make_shared<GroupEntry>();
+  group->id = id;
+  group->name = std::move(name);
+  entry.next_group_id = std::max(entry.next_group_id, id + 1);
+  GroupEntry& added = *group;
+  entry.groups[id] = std::move(group);
+  return added;
+}
+
+void CatalogEdit::remove_group(StreamEntry& stream, const TopicEntry& topic,
+                               const GroupEntry& group) {
+  journal_group_deleted(journal, stream.id, topic.id, group.id);
+  writable_topic(stream, topic).groups.erase(group.id);
+}
+
+void CatalogEdit::join_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
+                             uint32_t client) {
+  if (group.member(client) != nullptr) return;
+  TopicEntry& entry = writable_topic(stream, topic);
+  GroupEntry& changed = writable_group(entry, group);
+  changed.members.push_back(GroupMemberInfo{.id = client});
+  changed.assign(static_cast<uint32_t>(entry.partitions.size()));
+}
+
+bool CatalogEdit::leave_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
+                              uint32_t client) {
+  if (group.member(client) == nullptr) return false;
+  TopicEntry& entry = writable_topic(stream, topic);
+  GroupEntry& changed = writable_group(entry, group);
+  std::erase_if(changed.members, [&](const GroupMemberInfo& m) { return m.id == client; });
+  changed.assign(static_cast<uint32_t>(entry.partitions.size()));
+  return true;
+}
+
+GroupEntry& CatalogEdit::writable_group(TopicEntry& topic, const GroupEntry& group) {
+  auto copy = std::make_shared<GroupEntry>(group);
+  GroupEntry& writable = *copy;
+  topic.groups[group.id] = std::move(copy);
+  return writable;
+}
+
+void CatalogEdit::reassign_groups(TopicEntry& topic) {
+  for (auto& [id, group] : topic.groups) {
+    auto copy = std::make_shared<GroupEntry>(*group);
+    copy->assign(static_cast<uint32_t>(topic.partitions.size()));
+    group = std::move(copy);
+  }
 }
 
 void CatalogEdit::purge_topic(const TopicEntry& topic) {

@@ -42,15 +42,33 @@ class PartitionCell final : public CommitPoint {
   Partition* local = nullptr;
 };
 
+// A consumer group: its members (clients, in join order) and the partitions each is assigned.
+// Assignment rule: partition p goes to member p mod members_count, members in join order
+// (docs/architecture.md §Consumer groups); recomputed whenever members or partitions change.
+// Members are connections, so they are not persisted: after a restart every group is empty.
+struct GroupEntry {
+  uint32_t id = 0;
+  std::string name;
+  std::vector<GroupMemberInfo> members;
+
+  const GroupMemberInfo* member(uint32_t client) const;
+  void assign(uint32_t partitions_count);
+  GroupDetails details(uint32_t partitions_count) const;
+};
+
 struct TopicEntry {
   uint32_t id = 0;
   std::string name;
   UnixMicros created_at = 0;
   TopicSettings settings;
   std::vector<std::shared_ptr<PartitionCell>> partitions;  // Index = partition id.
+  std::map<uint32_t, std::shared_ptr<const GroupEntry>> groups;
+  uint32_t next_group_id = 0;
 
   TopicInfo info() const;
   TopicDetails details() const;
+  // Iggy's errors for a missing group: 5000 (by id) or 5003 (by name).
+  Result<const GroupEntry*> group(const NameOrId& ref) const;
 };
 
 struct StreamEntry {
@@ -112,6 +130,15 @@ class CatalogEdit {
   void remove_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count);
   // Data, not metadata: not journaled.
   void purge_topic(const TopicEntry& topic);
+  GroupEntry& add_group(StreamEntry& stream, const TopicEntry& topic, uint32_t id,
+                        std::string name);
+  void remove_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group);
+  // Membership (not journaled: members are connections). join is idempotent; leave returns
+  // false if `client` is not a member.
+  void join_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
+                  uint32_t client);
+  bool leave_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
+                   uint32_t client);
 
   std::shared_ptr<const Catalog> take() { return std::move(next_); }
   std::vector<std::byte> journal;
@@ -121,6 +148,8 @@ class CatalogEdit {
 
  private:
   TopicEntry& writable_topic(StreamEntry& stream, const TopicEntry& topic);
+  GroupEntry& writable_group(TopicEntry& topic, const GroupEntry& group);
+  void reassign_groups(TopicEntry& topic);
   std::shared_ptr<PartitionCell> make_cell(const StreamEntry& stream, const TopicEntry& topic,
                                            uint32_t partition, UnixMicros created_at);
 

@@ -139,6 +139,16 @@ void journal_partitions_deleted(std::vector<std::byte>& out, uint32_t stream, ui
   RecordWriter(out, RecordKind::partitions_deleted).u32(stream).u32(topic).u32(count);
 }
 
+void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
+                           uint32_t id, std::string_view name) {
+  RecordWriter(out, RecordKind::group_created).u32(stream).u32(topic).u32(id).name(name);
+}
+
+void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
+                           uint32_t id) {
+  RecordWriter(out, RecordKind::group_deleted).u32(stream).u32(topic).u32(id);
+}
+
 Result<FramedRecord> next_record(std::span<const std::byte> bytes) {
   if (bytes.size() < record_header_bytes) return Error::state_file_corrupted;
   uint32_t length = 0;
@@ -233,6 +243,24 @@ Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
         edit.add_partitions(*entry, *found, count, created_at);
       } else {
         edit.remove_partitions(*entry, *found, count);
+      }
+      return reader.at_end() ? ok_status() : corrupted();
+    }
+    case RecordKind::group_created:
+    case RecordKind::group_deleted: {
+      uint32_t group_id = 0;
+      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.u32(group_id)) break;
+      const bool create = static_cast<RecordKind>(kind) == RecordKind::group_created;
+      if (create && !reader.name(name)) break;
+      StreamEntry* const entry = stream();
+      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
+      if (found == nullptr) return corrupted();
+      const auto group = found->group(NameOrId::id(group_id));
+      if (create == group.ok()) return corrupted();
+      if (create) {
+        edit.add_group(*entry, *found, group_id, std::move(name));
+      } else {
+        edit.remove_group(*entry, *found, **group);
       }
       return reader.at_end() ? ok_status() : corrupted();
     }

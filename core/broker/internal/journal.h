@@ -26,6 +26,8 @@ enum class RecordKind : uint8_t {
   topic_updated = 6,
   partitions_created = 7,
   partitions_deleted = 8,
+  group_created = 9,
+  group_deleted = 10,
 };
 
 // Each appends one whole framed record ([length u32][checksum u32][payload]) to `out`.
@@ -43,6 +45,11 @@ void journal_partitions_created(std::vector<std::byte>& out, uint32_t stream, ui
                                 uint32_t count, UnixMicros created_at);
 void journal_partitions_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                                 uint32_t count);
+
+void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
+                           uint32_t id, std::string_view name);
+void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
+                           uint32_t id);
 
 // Framing: [payload length u32][XXH32 (seed 0) of the payload u32][payload].
 inline constexpr size_t record_header_bytes = 8;

@@ -40,6 +40,12 @@ Status Partition::apply_retention() {
   return ok_status();
 }
 
+Result<uint32_t> Partition::delete_segments(uint32_t count) {
+  HARK_TRY_ASSIGN(const uint32_t deleted, log_->delete_segments(count));
+  publish_figures();
+  return deleted;
+}
+
 Result<Offset> Partition::start_for(PollFrom from, uint64_t value, uint32_t count,
                                     const ConsumerRef& consumer) const {
   const Offset next = log_->next_offset();

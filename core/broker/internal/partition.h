@@ -32,6 +32,7 @@ class Partition {
   // Drops every message and stored offset; a new epoch at offset 0 (parked polls: empty).
   Status purge(WaitShard& waits);
   Status apply_retention();
+  Result<uint32_t> delete_segments(uint32_t count);
 
   // The first offset a poll reads (SEMANTICS.md §When a poll parks: it is also the `want` of
   // its registration when the poll parks).
