@@ -171,6 +171,22 @@ class DeleteSegments : public Operation {
   std::shared_ptr<internal::PartitionCell> cell_;
 };
 
+// Writes a partition's appended messages to disk now (and fdatasyncs them if `fsync`); done()
+// once they are, or with the error that stopped the writes.
+class FlushUnsavedBuffer : public Operation, private storage::FlushCompletion {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t partition = 0;
+  bool fsync = false;
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+  void flushed(Status status) override;
+
+  std::shared_ptr<internal::PartitionCell> cell_;
+};
+
 // Forgets a consumer's stored offset (consumer_offset_not_found, 3021, if there is none).
 class DeleteOffset : public Operation {
  public:

@@ -410,6 +410,33 @@ void DeleteSegments::step(BrokerShard& shard) {
   finish(shard, result.ok() ? ok_status() : Status(result.error()));
 }
 
+void FlushUnsavedBuffer::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = shard.catalog().partition(stream, topic, partition);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  internal::Partition* const owner = shard.owned(*cell_);
+  if (owner == nullptr) {
+    cell_.reset();
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  owner->log().flush(fsync, *this);
+}
+
+void FlushUnsavedBuffer::flushed(Status status) {
+  cell_.reset();
+  finish(*BrokerShard::current(), std::move(status));
+}
+
 void DeleteOffset::step(BrokerShard& shard) {
   if (stage_ == 0) {
     auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
