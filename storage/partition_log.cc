@@ -68,10 +68,27 @@ Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, u
 
 void PartitionLog::read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done) {
   HARK_ASSERT(open_);
-  if (count == 0 || start >= next_offset_) {
+  const auto [segment, entry] = count == 0 ? std::pair<const Segment*, size_t>() : locate(start);
+  if (segment == nullptr) {
     done.read_done(ReadView());
-    return;
+  } else if (segment->index[entry].position >= segment->memory_position) {
+    done.read_done(read_from_memory(*segment, entry, count, bytes_max));
+  } else {
+    read_from_disk(*segment, entry, count, bytes_max, done);
   }
+}
+
+std::optional<ReadView> PartitionLog::read_memory(Offset start, uint32_t count,
+                                                  uint64_t bytes_max) const {
+  HARK_ASSERT(open_);
+  const auto [segment, entry] = count == 0 ? std::pair<const Segment*, size_t>() : locate(start);
+  if (segment == nullptr) return ReadView();
+  if (segment->index[entry].position < segment->memory_position) return std::nullopt;
+  return read_from_memory(*segment, entry, count, bytes_max);
+}
+
+std::pair<const Segment*, size_t> PartitionLog::locate(Offset start) const {
+  if (start >= next_offset_) return {nullptr, 0};
   // The last segment starting at or before `start`; a start in a gap (or below the first
   // retained offset) moves on to the next message that exists.
   auto it =
@@ -79,21 +96,14 @@ void PartitionLog::read(Offset start, uint32_t count, uint64_t bytes_max, ReadCo
                        [](Offset value, const auto& segment) { return value < segment->start; });
   if (it != segments_.begin()) --it;
   for (; it != segments_.end(); ++it) {
-    const Segment& segment = **it;
-    const size_t entry = segment.find(start);
-    if (entry == segment.index.size()) continue;
-    if (segment.index[entry].position >= segment.memory_position) {
-      read_from_memory(segment, entry, count, bytes_max, done);
-    } else {
-      read_from_disk(segment, entry, count, bytes_max, done);
-    }
-    return;
+    const size_t entry = (*it)->find(start);
+    if (entry != (*it)->index.size()) return {it->get(), entry};
   }
-  done.read_done(ReadView());
+  return {nullptr, 0};
 }
 
-void PartitionLog::read_from_memory(const Segment& segment, size_t entry, uint32_t count,
-                                    uint64_t bytes_max, ReadCompletion& done) {
+ReadView PartitionLog::read_from_memory(const Segment& segment, size_t entry, uint32_t count,
+                                        uint64_t bytes_max) const {
   const uint64_t position = segment.index[entry].position;
   const ChunkSlot* slot = segment.slot_at(position);
   HARK_ASSERT(slot != nullptr);
@@ -112,8 +122,8 @@ void PartitionLog::read_from_memory(const Segment& segment, size_t entry, uint32
   HARK_ASSERT(taken > 0);
   const std::span<const std::byte> view(slot->chunk->data() + (position - slot->position),
                                         static_cast<size_t>(bytes));
-  done.read_done(ReadView(slot->chunk.copy(), view, taken, segment.offset_of(segment.index[entry]),
-                          segment.offset_of(segment.index[entry + taken - 1])));
+  return ReadView(slot->chunk.copy(), view, taken, segment.offset_of(segment.index[entry]),
+                  segment.offset_of(segment.index[entry + taken - 1]));
 }
 
 void PartitionLog::read_from_disk(const Segment& segment, size_t entry, uint32_t count,

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -97,6 +98,11 @@ class PartitionLog {
   // invalid_message_checksum (damage found on disk; never served).
   void read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done);
 
+  // read() without I/O: the same view when the first message at or after `start` is in memory,
+  // nullopt when it would have to come from disk. For the owner's read at wake-up, which must
+  // not wait (docs/architecture.md §4).
+  std::optional<ReadView> read_memory(Offset start, uint32_t count, uint64_t bytes_max) const;
+
   // The first offset whose message timestamp is >= `timestamp`, or next_offset() if none.
   // Binary searches the in-memory indexes: no I/O.
   Result<Offset> offset_for_timestamp(UnixMicros timestamp) const;
@@ -133,8 +139,11 @@ class PartitionLog {
   Status remove_segment_front();
   void remove_files(internal::Segment& segment);
   UnixMicros next_timestamp();
-  void read_from_memory(const internal::Segment& segment, size_t entry, uint32_t count,
-                        uint64_t bytes_max, ReadCompletion& done);
+  // Where `start` is: the segment and index entry of the first message at or after it, or
+  // nullptr when there is none.
+  std::pair<const internal::Segment*, size_t> locate(Offset start) const;
+  ReadView read_from_memory(const internal::Segment& segment, size_t entry, uint32_t count,
+                            uint64_t bytes_max) const;
   void read_from_disk(const internal::Segment& segment, size_t entry, uint32_t count,
                       uint64_t bytes_max, ReadCompletion& done);
 

@@ -9,6 +9,7 @@
 #include "core/base/result.h"
 #include "core/base/units.h"
 #include "core/broker/operations.h"
+#include "core/ownership_map.h"
 #include "core/wait/wait_shard.h"
 #include "io/reactor.h"
 #include "io/shard_group.h"
@@ -18,14 +19,16 @@ namespace hark::core {
 
 namespace internal {
 class BrokerShard;
-}
+struct Catalog;
+}  // namespace internal
 
 // What an embedder (harkd's server is one) runs on every shard next to the broker: listeners,
 // connections. Called on the shard's own thread, after the broker's own setup (on_start) and
 // before its teardown (on_stop, on_drained).
 class ShardHooks {
  public:
-  virtual Status on_start(io::Reactor& reactor) = 0;
+  // `broker` is usable from here on (operations may be submitted before Broker::start returns).
+  virtual Status on_start(Broker& broker, io::Reactor& reactor) = 0;
   virtual void on_stop(io::Reactor& reactor) = 0;
   virtual void on_drained(io::Reactor& reactor) { (void)reactor; }
 
@@ -87,10 +90,13 @@ class Broker {
  private:
   friend class internal::BrokerShard;
   class Setup;
+  class ShutdownTask;
 
   explicit Broker(const BrokerOptions& options);
 
   BrokerOptions options_;
+  OwnershipMap ownership_;
+  std::shared_ptr<const internal::Catalog> initial_catalog_;
   std::unique_ptr<Setup> setup_;
   std::vector<internal::BrokerShard*> shards_;  // Set on each shard thread at start.
   std::unique_ptr<io::ShardGroup> group_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,6 +23,7 @@ namespace internal {
 class BrokerShard;
 class CatalogEdit;
 class Coordinator;
+class PartitionCell;
 }  // namespace internal
 
 // What the broker reports about a stream, a topic and a partition (Iggy's fields; times are
@@ -113,6 +115,7 @@ struct Partitioning {
 // from done(), as Blocking<Op> in blocking.h does). It may run before submit() returns.
 class Operation : public io::Task {
  public:
+  virtual ~Operation() = default;
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 
@@ -123,9 +126,6 @@ class Operation : public io::Task {
 
  protected:
   Operation() = default;
-  // Virtual only for -Wnon-virtual-dtor: GCC counts the friends below as access to a
-  // protected destructor. Operations are never deleted through an Operation*.
-  virtual ~Operation() = default;
 
  private:
   friend class Broker;
@@ -152,7 +152,6 @@ class Operation : public io::Task {
 class MetadataCommand : public Operation {
  protected:
   MetadataCommand() = default;
-  ~MetadataCommand() = default;
 
  private:
   friend class internal::Coordinator;
@@ -197,7 +196,6 @@ class CreateTopic : public MetadataCommand {
 
  private:
   Status apply(internal::CatalogEdit& edit) override;
-  void step_done(internal::BrokerShard& shard);
 };
 
 class DeleteTopic : public MetadataCommand {
@@ -274,6 +272,8 @@ class Append : public Operation {
   void step(internal::BrokerShard& shard) override;
   void resolve(internal::BrokerShard& shard);
   void at_owner(internal::BrokerShard& shard);
+
+  std::shared_ptr<internal::PartitionCell> cell_;
 };
 
 // What a poll returns: the messages (a view of committed, immutable bytes, valid on any thread
@@ -309,17 +309,20 @@ class Poll : public Operation, private WaitClient {
   friend class internal::BrokerShard;
   friend class Broker;
 
-  enum Stage : uint8_t { start, evaluate, evaluated, cancelled_while_parked };
+  enum Stage : uint8_t { start, at_owner, at_home, cancelled };
 
   void step(internal::BrokerShard& shard) override;
-  void on_wait_done(Wait& wait, WaitState state, Registration* winner) override;
+  void on_wait_done(Wait& parked, WaitState state, Registration* winner) override;
   void begin(internal::BrokerShard& shard);
+  void evaluate(internal::BrokerShard& shard);
   void evaluate_at_owner(internal::BrokerShard& shard);
+  void back_home(internal::BrokerShard& shard);
   void evaluated_at_home(internal::BrokerShard& shard);
   void park(internal::BrokerShard& shard);
+  void on_abort(internal::BrokerShard& shard, AbortReason reason);
+  void answer(internal::BrokerShard& shard);
   void answer_empty(internal::BrokerShard& shard);
   void answer_gone(internal::BrokerShard& shard);
-  void cancel(internal::BrokerShard& shard);
 
   class Reader final : public storage::ReadCompletion {
    public:
@@ -331,14 +334,13 @@ class Poll : public Operation, private WaitClient {
   };
 
   Reader reader_{*this};
-  internal::BrokerShard* owner_shard_ = nullptr;  // While reading at the owner.
+  std::shared_ptr<internal::PartitionCell> cell_;  // While in flight.
   Instant deadline_{};
-  ShardId owner_{};
   Offset want_{};
   uint64_t epoch_ = 0;
   Wait* wait_ = nullptr;  // While parked.
   bool cancel_requested_ = false;
-  bool started_ = false;
+  bool woken_ = false;  // Parking again after a wake-up counts as a re-park.
 };
 
 // Stores `offset` as the consumer's position on a partition (offset > the partition's last
@@ -353,6 +355,8 @@ class StoreOffset : public Operation {
 
  private:
   void step(internal::BrokerShard& shard) override;
+
+  std::shared_ptr<internal::PartitionCell> cell_;
 };
 
 class GetOffset : public Operation {
@@ -367,11 +371,15 @@ class GetOffset : public Operation {
 
  private:
   void step(internal::BrokerShard& shard) override;
+
+  std::shared_ptr<internal::PartitionCell> cell_;
 };
 
 // Counters of every shard, summed (docs/long-polling.md §Counters).
 struct BrokerStats {
   WaitCounters waits;
+  uint64_t reevaluated = 0;     // Woken polls the owner could not answer with data at once.
+  uint64_t reparked = 0;        // Woken polls that found nothing and parked again.
   uint64_t eventfd_writes = 0;  // Cross-shard wakes of sleeping shards.
   uint64_t partitions = 0;
   uint64_t messages_count = 0;

@@ -8,6 +8,7 @@
 #include "core/base/units.h"
 #include "io/reactor.h"
 #include "io/timer_wheel.h"
+#include "storage/read_view.h"
 
 namespace hark::core {
 
@@ -39,6 +40,13 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   uint64_t epoch() const { return epoch_; }
   // True if this registration's partition is the one whose commit won the Wait.
   bool woken_here() const { return woken_here_; }
+  // How many messages the owner may read for the poll when this registration wins (0: none;
+  // the home evaluates the poll again instead).
+  uint32_t read_count() const { return read_count_; }
+  // The messages the owner read when this registration won, if it could (data in memory):
+  // the woken poll is answered without another hop (SEMANTICS.md §Where the data comes from).
+  void attach(storage::ReadView view) { view_ = std::move(view); }
+  storage::ReadView take_view() { return std::move(view_); }
 
   // Runs on the home shard when the owner hands this registration back.
   void run() override;
@@ -54,6 +62,8 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   uint64_t threshold_ = 0;
   uint64_t epoch_ = 0;
   Registration* next_ = nullptr;  // WaiterList link.
+  storage::ReadView view_;        // Owner writes before the hand-back; home reads after.
+  uint32_t read_count_ = 0;
   bool woken_here_ = false;
 };
 

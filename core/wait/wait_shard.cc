@@ -66,6 +66,7 @@ Result<Wait*> WaitShard::begin_park(std::span<const Watch> watches, WaitClient& 
     registration.threshold_ = watch.want.value() + watch.min_messages;
     registration.epoch_ = watch.epoch;
     registration.woken_here_ = false;
+    registration.read_count_ = watch.read_count;
     watch.point->register_wait(registration);
   }
   return &wait;
@@ -147,6 +148,7 @@ void WaitShard::registration_returned(Registration& registration) {
     }
   }
   wait.outstanding_--;
+  registration.view_ = storage::ReadView();  // Unclaimed messages (a cancelled poll's).
   registration.wait_ = nullptr;
   registration.point_ = nullptr;
   free_registrations_.push_back(registration);
@@ -161,6 +163,9 @@ void WaitShard::maybe_release(Wait& wait) {
 }
 
 void WaitShard::hand_back(Registration& registration) {
+  if (registration.woken_here() && registration.read_count() > 0 && win_hook_ != nullptr) {
+    win_hook_->on_won(registration);
+  }
   reactor_.post(registration.wait().home(), registration);
   // Flush as we go, in doubling chunks (16, 32, 64, ...): a commit waking thousands must not
   // hold the first answer back, and a woken home shard should not be put back to sleep and

@@ -42,6 +42,17 @@ struct Watch {
   Offset want{};
   uint32_t min_messages = 1;
   uint64_t epoch = 0;
+  uint32_t read_count = 0;  // See Registration::read_count().
+};
+
+// Owner side: called for each registration whose partition's commit won its Wait, before it
+// is handed back, so the owner can attach the committed messages (Registration::attach).
+class WinHook {
+ public:
+  virtual void on_won(Registration& registration) = 0;
+
+ protected:
+  ~WinHook() = default;
 };
 
 struct ParkResult {
@@ -92,6 +103,9 @@ class WaitShard final : public io::IterationHook {
   // Owner. Shutdown: aborts every poll parked on any adopted point.
   void abort_all(AbortReason reason);
 
+  // Owner. Optional; must outlive the shard's use of it.
+  void set_win_hook(WinHook* hook) { win_hook_ = hook; }
+
   const WaitCounters& counters() const { return counters_; }
   uint32_t waits_free() const { return static_cast<uint32_t>(free_waits_.size()); }
   uint32_t registrations_free() const { return static_cast<uint32_t>(free_registrations_.size()); }
@@ -128,6 +142,7 @@ class WaitShard final : public io::IterationHook {
   IntrusiveList<CommitPoint> owned_;
   std::vector<CommitPoint*> dirty_;
   SweepTimer sweep_timer_;
+  WinHook* win_hook_ = nullptr;
   WaitCounters counters_;
   static constexpr uint32_t first_flush_chunk = 16;
   uint32_t flush_chunk_ = first_flush_chunk;

@@ -1,0 +1,177 @@
+#include "core/broker/internal/broker_shard.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "core/base/log.h"
+
+namespace hark::core::internal {
+
+namespace {
+
+thread_local BrokerShard* current_shard = nullptr;
+
+std::string partition_directory(const std::string& data, const PartitionKey& key) {
+  return data + "/streams/" + std::to_string(key.stream.value()) + "/topics/" +
+         std::to_string(key.topic.value()) + "/partitions/" + std::to_string(key.partition.value());
+}
+
+}  // namespace
+
+BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor,
+                         std::shared_ptr<const Catalog> catalog)
+    : broker_(broker),
+      reactor_(reactor),
+      waits_(reactor, broker.options().waits),
+      catalog_(std::move(catalog)) {
+  waits_.set_win_hook(this);
+  if (id() == ShardId(0)) coordinator_ = std::make_unique<Coordinator>(*this, catalog_);
+  current_shard = this;
+}
+
+BrokerShard::~BrokerShard() {
+  HARK_ASSERT(owned_.empty());
+  reactor_.timers().cancel(retention_timer_);
+  if (current_shard == this) current_shard = nullptr;
+}
+
+BrokerShard* BrokerShard::current() { return current_shard; }
+
+Partition* BrokerShard::owned(const PartitionCell& cell) {
+  if (cell.owner() != id()) return nullptr;
+  const auto it = owned_.find(cell.key);
+  if (it == owned_.end() || &it->second->cell() != &cell) return nullptr;
+  return it->second.get();
+}
+
+uint32_t BrokerShard::next_balanced(const TopicEntry& topic) { return balanced_[&topic]++; }
+
+Status BrokerShard::apply(const Change& change) {
+  catalog_ = change.catalog;
+  Status result;
+  for (const auto& cell : change.created) {
+    if (cell->owner() != id()) continue;
+    const Status opened = open_partition(cell);
+    if (!opened.ok() && result.ok()) result = opened;
+  }
+  for (const auto& cell : change.purged) {
+    Partition* const partition = owned(*cell);
+    if (partition == nullptr) continue;
+    const Status purged = partition->purge(waits_);
+    if (!purged.ok()) {
+      HARK_LOG_ERROR("purge of partition %u/%u/%u failed: %s", cell->key.stream.value(),
+                     cell->key.topic.value(), cell->key.partition.value(),
+                     std::string(error_name(purged.error())));
+      if (result.ok()) result = purged;
+    }
+  }
+  return result;
+}
+
+void BrokerShard::retire(const Change& change) {
+  for (const auto& cell : change.removed) {
+    Partition* const partition = owned(*cell);
+    if (partition == nullptr) continue;
+    waits_.release(*cell, AbortReason::deleted);
+    partition->log().close();
+    owned_.erase(cell->key);
+    const std::string directory = partition_directory(options().data_directory, cell->key);
+    std::error_code error;
+    std::filesystem::remove_all(directory, error);
+    if (error) HARK_LOG_WARN("cannot remove %s: %s", directory, error.message());
+  }
+}
+
+Status BrokerShard::open_partition(const std::shared_ptr<PartitionCell>& cell) {
+  auto log = storage::PartitionLog::open(reactor_, reactor_.clock(), log_options(*cell));
+  if (!log.ok()) {
+    HARK_LOG_ERROR("cannot open partition %u/%u/%u: %s", cell->key.stream.value(),
+                   cell->key.topic.value(), cell->key.partition.value(),
+                   std::string(error_name(log.error())));
+    return log.error();
+  }
+  owned_[cell->key] = std::make_unique<Partition>(cell, std::move(log).value());
+  waits_.adopt(*cell);
+  arm_retention();
+  return ok_status();
+}
+
+storage::LogOptions BrokerShard::log_options(const PartitionCell& cell) const {
+  storage::LogOptions log = options().log;
+  log.directory = partition_directory(options().data_directory, cell.key);
+  const auto stream = catalog_->streams.find(cell.key.stream.value());
+  if (stream == catalog_->streams.end()) return log;
+  const auto topic = stream->second->topics.find(cell.key.topic.value());
+  if (topic == stream->second->topics.end()) return log;
+  const TopicSettings& settings = topic->second->settings;
+  // 0 keeps the server's default; UINT64_MAX means "never" / "unlimited".
+  if (settings.message_expiry_us == UINT64_MAX) {
+    log.retention_age = Duration(0);
+  } else if (settings.message_expiry_us != 0) {
+    log.retention_age = std::chrono::microseconds(settings.message_expiry_us);
+  }
+  if (settings.max_topic_size == UINT64_MAX) {
+    log.retention_bytes = 0;
+  } else if (settings.max_topic_size != 0) {
+    // The topic's budget split evenly over its partitions.
+    log.retention_bytes = std::max<uint64_t>(
+        1, settings.max_topic_size / std::max<uint32_t>(1, settings.partitions_count));
+  }
+  return log;
+}
+
+void BrokerShard::on_won(Registration& registration) {
+  auto& cell = static_cast<PartitionCell&>(registration.point());
+  if (cell.local == nullptr) return;
+  // Just committed, so normally still in memory; if not, the home evaluates the poll again.
+  std::optional<storage::ReadView> view = cell.local->log().read_memory(
+      registration.want(), registration.read_count(), options().poll_bytes_max);
+  if (view.has_value()) registration.attach(std::move(*view));
+}
+
+void BrokerShard::add_partition_figures(BrokerStats& stats) const {
+  for (const auto& [key, partition] : owned_) {
+    const PartitionCell& cell = partition->cell();
+    stats.partitions++;
+    stats.messages_count += cell.messages_count.load(std::memory_order_relaxed);
+    stats.size_bytes += cell.size_bytes.load(std::memory_order_relaxed);
+  }
+}
+
+void BrokerShard::shut_down_waits() {
+  shutting_down_ = true;
+  waits_.abort_all(AbortReason::shutdown);
+}
+
+void BrokerShard::release_partitions() {
+  shutting_down_ = true;
+  for (auto& [key, partition] : owned_) {
+    waits_.release(partition->cell(), AbortReason::shutdown);
+  }
+}
+
+void BrokerShard::close_partitions() {
+  reactor_.timers().cancel(retention_timer_);
+  for (auto& [key, partition] : owned_) partition->log().close();
+  owned_.clear();
+}
+
+void BrokerShard::arm_retention() {
+  if (retention_timer_.armed() || options().retention_interval <= Duration(0)) return;
+  reactor_.timers().add(retention_timer_,
+                        reactor_.clock().monotonic_now() + options().retention_interval);
+}
+
+void BrokerShard::RetentionTimer::expire() {
+  for (auto& [key, partition] : shard_.owned_) {
+    const Status status = partition->apply_retention();
+    if (!status.ok()) {
+      HARK_LOG_WARN("retention of partition %u/%u/%u failed: %s", key.stream.value(),
+                    key.topic.value(), key.partition.value(),
+                    std::string(error_name(status.error())));
+    }
+  }
+  if (!shard_.owned_.empty()) shard_.arm_retention();
+}
+
+}  // namespace hark::core::internal

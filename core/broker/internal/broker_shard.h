@@ -1,0 +1,101 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "core/broker/broker.h"
+#include "core/broker/internal/catalog.h"
+#include "core/broker/internal/coordinator.h"
+#include "core/broker/internal/partition.h"
+#include "core/wait/wait_shard.h"
+#include "io/reactor.h"
+#include "io/timer_wheel.h"
+
+namespace hark::core::internal {
+
+// The broker's part of one shard: its wait machinery, the partitions it owns, its copy of the
+// catalog, and (shard 0) the coordinator of metadata commands. Created and used on the shard's
+// thread only; operations reach it as tasks.
+class BrokerShard final : private WinHook {
+ public:
+  BrokerShard(Broker& broker, io::Reactor& reactor, std::shared_ptr<const Catalog> catalog);
+  ~BrokerShard();
+  BrokerShard(const BrokerShard&) = delete;
+  BrokerShard& operator=(const BrokerShard&) = delete;
+
+  // The broker shard of the calling thread, or null.
+  static BrokerShard* current();
+
+  ShardId id() const { return reactor_.id(); }
+  Broker& broker() { return broker_; }
+  const BrokerOptions& options() const { return broker_.options(); }
+  const OwnershipMap& ownership() const { return broker_.ownership_; }
+  io::Reactor& reactor() { return reactor_; }
+  WaitShard& waits() { return waits_; }
+  const Catalog& catalog() const { return *catalog_; }
+  Coordinator& coordinator() { return *coordinator_; }
+  bool shutting_down() const { return shutting_down_; }
+
+  // The partition this shard owns for `cell`'s key, if it is still that partition.
+  Partition* owned(const PartitionCell& cell);
+  // Balanced partitioning: the next partition of `topic` for appends from this shard.
+  uint32_t next_balanced(const TopicEntry& topic);
+
+  // Metadata, in the coordinator's two rounds: apply a new catalog (open created partitions
+  // this shard owns, purge purged ones), then retire removed ones (abort their parked polls
+  // as deleted, close, delete their files) once no shard can reach them any more.
+  Status apply(const Change& change);
+  void retire(const Change& change);
+
+  // Shutdown, first step: no new waits (polls are answered at once from now on).
+  void refuse_waits() { shutting_down_ = true; }
+  // Second step: polls parked on partitions this shard owns are answered empty.
+  void shut_down_waits();
+  // Shutdown, last step (before the reactor goes): hands back what is parked here, closes
+  // every partition.
+  void release_partitions();
+  void close_partitions();
+
+  // Adds the figures of the partitions this shard owns.
+  void add_partition_figures(BrokerStats& stats) const;
+
+  // Counted by polls whose home is this shard.
+  struct PollCounters {
+    uint64_t reevaluated = 0;
+    uint64_t reparked = 0;
+  };
+  PollCounters& poll_counters() { return poll_counters_; }
+
+  // Polls parked on this broker, all shards (the total limit and the shutdown wait).
+  std::atomic<uint64_t>& parked_total() { return broker_.parked_total_; }
+
+ private:
+  class RetentionTimer final : public io::Timer {
+   public:
+    explicit RetentionTimer(BrokerShard& shard) : shard_(shard) {}
+    void expire() override;
+
+   private:
+    BrokerShard& shard_;
+  };
+
+  void on_won(Registration& registration) override;
+  Status open_partition(const std::shared_ptr<PartitionCell>& cell);
+  storage::LogOptions log_options(const PartitionCell& cell) const;
+  void arm_retention();
+
+  Broker& broker_;
+  io::Reactor& reactor_;
+  WaitShard waits_;
+  std::shared_ptr<const Catalog> catalog_;
+  std::unique_ptr<Coordinator> coordinator_;  // Shard 0 only.
+  absl::flat_hash_map<PartitionKey, std::unique_ptr<Partition>> owned_;
+  absl::flat_hash_map<const TopicEntry*, uint32_t> balanced_;
+  RetentionTimer retention_timer_{*this};
+  PollCounters poll_counters_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace hark::core::internal

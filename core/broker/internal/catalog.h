@@ -1,0 +1,115 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/result.h"
+#include "core/broker/name_or_id.h"
+#include "core/broker/operations.h"
+#include "core/ownership_map.h"
+#include "core/partition_key.h"
+#include "core/wait/commit_point.h"
+
+namespace hark::core::internal {
+
+class Partition;
+
+// One partition as every shard sees it: its key, its commit point (where polls park), and the
+// figures its owner publishes after each append for get_stream/get_topic on any shard.
+// Shared by every catalog version that lists it, so it outlives the last shard that could
+// still reach it; the owner releases its commit point before it drops out of the catalog.
+class PartitionCell final : public CommitPoint {
+ public:
+  PartitionCell(PartitionKey partition_key, ShardId owner, UnixMicros created)
+      : CommitPoint(owner), key(partition_key), created_at(created) {}
+
+  PartitionInfo info() const;
+  // Iggy's current_offset: the last offset, 0 when empty.
+  uint64_t current_offset() const;
+
+  const PartitionKey key;
+  const UnixMicros created_at;
+  // Published by the owner (relaxed: figures, not synchronization).
+  std::atomic<uint64_t> size_bytes{0};
+  std::atomic<uint64_t> messages_count{0};
+  std::atomic<uint32_t> segments_count{0};
+  // The owner's partition; read and written on the owner shard only.
+  Partition* local = nullptr;
+};
+
+struct TopicEntry {
+  uint32_t id = 0;
+  std::string name;
+  UnixMicros created_at = 0;
+  TopicSettings settings;
+  std::vector<std::shared_ptr<PartitionCell>> partitions;  // Index = partition id.
+
+  TopicInfo info() const;
+  TopicDetails details() const;
+};
+
+struct StreamEntry {
+  uint32_t id = 0;
+  std::string name;
+  UnixMicros created_at = 0;
+  std::map<uint32_t, std::shared_ptr<const TopicEntry>> topics;
+  uint32_t next_topic_id = 0;
+
+  StreamInfo info() const;
+  // Iggy's errors for a missing topic: 2010 (by id) or 2011 (by name).
+  Result<const TopicEntry*> topic(const NameOrId& ref) const;
+};
+
+// Streams, topics and partitions: an immutable snapshot. Shard 0 makes each new version from
+// the last one (CatalogEdit) and hands it to every shard; entries that did not change are
+// shared between versions.
+struct Catalog {
+  uint64_t version = 0;
+  std::map<uint32_t, std::shared_ptr<const StreamEntry>> streams;
+  uint32_t next_stream_id = 0;
+
+  // Iggy's errors for a missing stream: 1009 (by id) or 1010 (by name).
+  Result<const StreamEntry*> stream(const NameOrId& ref) const;
+  Result<const TopicEntry*> topic(const NameOrId& stream_ref, const NameOrId& topic_ref) const;
+  // partition_not_found (3007) past the topic's partitions.
+  Result<std::shared_ptr<PartitionCell>> partition(const NameOrId& stream_ref,
+                                                   const NameOrId& topic_ref,
+                                                   uint32_t partition_id) const;
+  // By key (the partition a poll or append already resolved), or null if it is gone.
+  PartitionCell* find(const PartitionKey& key) const;
+};
+
+// The next catalog version, being made on shard 0 by one metadata command, and what the
+// shards must do to their partitions when they apply it.
+class CatalogEdit {
+ public:
+  CatalogEdit(const Catalog& base, const OwnershipMap& ownership, Clock& clock);
+
+  const Catalog& catalog() const { return *next_; }
+  // A copy of the stream's entry, now part of the next version, to change.
+  Result<StreamEntry*> writable_stream(const NameOrId& ref);
+  StreamEntry& add_stream(std::string name);
+  void remove_stream(const StreamEntry& stream);
+  TopicEntry& add_topic(StreamEntry& stream, std::string name, const TopicSettings& settings);
+  void remove_topic(StreamEntry& stream, const TopicEntry& topic);
+  void purge_topic(const TopicEntry& topic);
+
+  UnixMicros now() const { return clock_.realtime_now(); }
+
+  std::shared_ptr<const Catalog> take() { return std::move(next_); }
+  std::vector<std::shared_ptr<PartitionCell>> created;
+  std::vector<std::shared_ptr<PartitionCell>> removed;
+  std::vector<std::shared_ptr<PartitionCell>> purged;
+
+ private:
+  std::shared_ptr<Catalog> next_;
+  const OwnershipMap& ownership_;
+  Clock& clock_;
+};
+
+}  // namespace hark::core::internal

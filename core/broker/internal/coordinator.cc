@@ -1,0 +1,138 @@
+#include "core/broker/internal/coordinator.h"
+
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include "core/base/log.h"
+#include "core/broker/internal/broker_shard.h"
+
+namespace hark::core::internal {
+
+namespace {
+
+std::string stream_directory(const std::string& data, uint32_t stream) {
+  return data + "/streams/" + std::to_string(stream);
+}
+
+std::string topic_directory(const std::string& data, uint32_t stream, uint32_t topic) {
+  return stream_directory(data, stream) + "/topics/" + std::to_string(topic);
+}
+
+}  // namespace
+
+Coordinator::Coordinator(BrokerShard& shard, std::shared_ptr<const Catalog> catalog)
+    : shard_(shard), catalog_(std::move(catalog)), tasks_(shard.broker().shards_count()) {
+  for (uint32_t i = 0; i < tasks_.size(); i++) {
+    tasks_[i].coordinator = this;
+    tasks_[i].target = ShardId(i);
+  }
+}
+
+Coordinator::~Coordinator() = default;
+
+void Coordinator::enqueue(MetadataCommand& command) {
+  queue_.push_back(&command);
+  if (current_ == nullptr) start_next();
+}
+
+void Coordinator::start_next() {
+  while (current_ == nullptr && !queue_.empty()) {
+    MetadataCommand& command = *queue_.front();
+    queue_.pop_front();
+    CatalogEdit edit(*catalog_, shard_.ownership(), shard_.reactor().clock());
+    const Status status = command.apply(edit);
+    if (!status.ok()) {
+      command.finish(shard_, status);
+      continue;
+    }
+    current_ = &command;
+    change_ = Change{.catalog = edit.take(),
+                     .created = std::move(edit.created),
+                     .removed = std::move(edit.removed),
+                     .purged = std::move(edit.purged)};
+    failure_ = ok_status();
+    undoing_ = false;
+    begin_round(Round::apply);
+  }
+}
+
+void Coordinator::begin_round(Round round) {
+  round_ = round;
+  returned_ = 0;
+  for (RoundTask& task : tasks_) {
+    task.returning = false;
+    task.result = ok_status();
+    shard_.reactor().post(task.target, task);
+  }
+}
+
+void Coordinator::RoundTask::run() {
+  if (returning) {
+    coordinator->round_done(*this);
+    return;
+  }
+  BrokerShard& here = *BrokerShard::current();
+  if (coordinator->round_ == Round::apply) {
+    result = here.apply(coordinator->change_);
+  } else {
+    here.retire(coordinator->change_);
+  }
+  returning = true;
+  here.reactor().post(ShardId(0), *this);
+}
+
+void Coordinator::round_done(RoundTask& task) {
+  if (!task.result.ok() && failure_.ok()) failure_ = task.result;
+  if (++returned_ < tasks_.size()) return;
+  if (round_ == Round::apply && !failure_.ok() && !undoing_) {
+    // A shard could not open a new partition: put the old catalog back everywhere and retire
+    // what the change created.
+    HARK_LOG_ERROR("metadata change failed on a shard (%s); undoing it",
+                   std::string(error_name(failure_.error())));
+    undoing_ = true;
+    change_ = Change{.catalog = catalog_, .removed = std::move(change_.created)};
+    begin_round(Round::apply);
+    return;
+  }
+  if (round_ == Round::apply && !change_.removed.empty()) {
+    begin_round(Round::retire);
+    return;
+  }
+  complete();
+}
+
+void Coordinator::complete() {
+  if (!undoing_) catalog_ = change_.catalog;
+  remove_orphan_directories();
+  change_ = Change{};
+  MetadataCommand& command = *std::exchange(current_, nullptr);
+  command.finish(shard_, failure_);
+  start_next();
+}
+
+void Coordinator::remove_orphan_directories() {
+  // Owners deleted the partitions' files; what is left of a removed topic or stream is its
+  // directories. Control plane: a blocking remove on shard 0, once per delete command.
+  const std::string& data = shard_.options().data_directory;
+  std::set<std::string> directories;
+  for (const auto& cell : change_.removed) {
+    const uint32_t stream = cell->key.stream.value();
+    const uint32_t topic = cell->key.topic.value();
+    if (catalog_->find(cell->key) != nullptr) continue;
+    if (catalog_->streams.count(stream) == 0) {
+      directories.insert(stream_directory(data, stream));
+    } else {
+      directories.insert(topic_directory(data, stream, topic));
+    }
+  }
+  for (const std::string& directory : directories) {
+    std::error_code error;
+    std::filesystem::remove_all(directory, error);
+    if (error) {
+      HARK_LOG_WARN("cannot remove %s: %s", directory, error.message());
+    }
+  }
+}
+
+}  // namespace hark::core::internal

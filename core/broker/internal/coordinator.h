@@ -1,0 +1,74 @@
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/broker/internal/catalog.h"
+#include "core/broker/operations.h"
+#include "io/reactor.h"
+
+namespace hark::core::internal {
+
+class BrokerShard;
+
+// A new catalog version and what shards must do to their partitions to get there.
+struct Change {
+  std::shared_ptr<const Catalog> catalog;
+  std::vector<std::shared_ptr<PartitionCell>> created;
+  std::vector<std::shared_ptr<PartitionCell>> removed;
+  std::vector<std::shared_ptr<PartitionCell>> purged;
+};
+
+// Runs metadata commands one at a time on shard 0 (which owns the catalog), in two rounds
+// over every shard:
+//   apply:  each shard takes the new catalog, opens the partitions it owns among `created`
+//           and purges those among `purged`;
+//   retire: (when partitions were removed) once no shard can reach them any more, each owner
+//           aborts their parked polls as deleted, closes them and deletes their files.
+// The command is answered after the last round, so any connection sees its effect next.
+// If a shard fails to open a partition, the change is undone the same way (the old catalog
+// applied, the new partitions retired) and the command fails with that error.
+class Coordinator {
+ public:
+  Coordinator(BrokerShard& shard, std::shared_ptr<const Catalog> catalog);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // Queues `command` (on shard 0).
+  void enqueue(MetadataCommand& command);
+
+ private:
+  enum class Round : uint8_t { apply, retire };
+
+  // Visits one shard for a round and comes back to shard 0.
+  class RoundTask final : public io::Task {
+   public:
+    void run() override;
+    Coordinator* coordinator = nullptr;
+    ShardId target{};
+    bool returning = false;
+    Status result;
+  };
+
+  void start_next();
+  void begin_round(Round round);
+  void round_done(RoundTask& task);
+  void complete();
+  void remove_orphan_directories();
+
+  BrokerShard& shard_;
+  std::shared_ptr<const Catalog> catalog_;
+  std::deque<MetadataCommand*> queue_;
+  std::vector<RoundTask> tasks_;
+  MetadataCommand* current_ = nullptr;
+  Change change_;
+  Round round_ = Round::apply;
+  uint32_t returned_ = 0;
+  Status failure_;
+  bool undoing_ = false;
+};
+
+}  // namespace hark::core::internal

@@ -1,0 +1,80 @@
+#include "core/broker/internal/partition.h"
+
+#include <algorithm>
+
+namespace hark::core::internal {
+
+Partition::Partition(std::shared_ptr<PartitionCell> cell,
+                     std::unique_ptr<storage::PartitionLog> log)
+    : cell_(std::move(cell)), log_(std::move(log)) {
+  cell_->local = this;
+  // A recovered log starts where its data ends; a fresh one at 0.
+  cell_->publish(log_->next_offset().value());
+  cell_->clear_dirty();
+  publish_figures();
+}
+
+Partition::~Partition() { cell_->local = nullptr; }
+
+Result<storage::AppendResult> Partition::append(WaitShard& waits,
+                                                std::span<const std::byte> messages,
+                                                uint32_t count) {
+  HARK_TRY_ASSIGN(const storage::AppendResult appended, log_->append(messages, count));
+  waits.publish(*cell_, log_->next_offset().value());
+  publish_figures();
+  return appended;
+}
+
+Status Partition::purge(WaitShard& waits) {
+  HARK_TRY(log_->purge());
+  offsets_.clear();
+  waits.reset(*cell_, log_->next_offset().value());
+  publish_figures();
+  return ok_status();
+}
+
+Status Partition::apply_retention() {
+  HARK_TRY_ASSIGN(const uint32_t deleted, log_->apply_retention());
+  if (deleted > 0) publish_figures();
+  return ok_status();
+}
+
+Result<Offset> Partition::start_for(PollFrom from, uint64_t value, uint32_t count,
+                                    const ConsumerRef& consumer) const {
+  const Offset next = log_->next_offset();
+  switch (from) {
+    case PollFrom::offset: return Offset(value);
+    case PollFrom::timestamp: return log_->offset_for_timestamp(value);
+    case PollFrom::first: return log_->first_offset();
+    case PollFrom::last: {
+      const uint64_t back = std::min<uint64_t>(count, next.value() - log_->first_offset().value());
+      return Offset(next.value() - back);
+    }
+    case PollFrom::next: {
+      const std::optional<uint64_t> stored = stored_offset(consumer);
+      return stored ? std::max(Offset(*stored + 1), log_->first_offset()) : log_->first_offset();
+    }
+  }
+  return Error::invalid_format;
+}
+
+std::optional<uint64_t> Partition::stored_offset(const ConsumerRef& consumer) const {
+  const auto it = offsets_.find(consumer);
+  if (it == offsets_.end()) return std::nullopt;
+  return it->second;
+}
+
+Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset) {
+  if (log_->empty() && log_->next_offset().value() == 0) return Error::invalid_offset;
+  if (offset >= log_->next_offset().value()) return Error::invalid_offset;
+  offsets_[consumer] = offset;
+  return ok_status();
+}
+
+void Partition::publish_figures() {
+  cell_->size_bytes.store(log_->size_bytes(), std::memory_order_relaxed);
+  cell_->messages_count.store(log_->messages_count(), std::memory_order_relaxed);
+  cell_->segments_count.store(log_->segments_count(), std::memory_order_relaxed);
+}
+
+}  // namespace hark::core::internal

@@ -1,0 +1,292 @@
+#include "core/broker/operations.h"
+
+#include "core/broker/internal/broker_shard.h"
+
+namespace hark::core {
+
+using internal::BrokerShard;
+
+namespace {
+
+// The stage at which an operation that came back to its home shard is delivered.
+constexpr uint8_t deliver_stage = 0xff;
+
+constexpr uint32_t topic_partitions_max = 1000;
+
+Status check_name(std::string_view name, Error error) {
+  if (name.empty() || name.size() > NameOrId::name_size_max) return error;
+  return ok_status();
+}
+
+void add_counters(WaitCounters& sum, const WaitCounters& shard) {
+  sum.parked_now += shard.parked_now;
+  sum.parked += shard.parked;
+  sum.ready_at_park += shard.ready_at_park;
+  sum.woken += shard.woken;
+  sum.timed_out += shard.timed_out;
+  sum.cancelled += shard.cancelled;
+  sum.aborted += shard.aborted;
+  sum.zombies_swept += shard.zombies_swept;
+  sum.rejected_full += shard.rejected_full;
+}
+
+}  // namespace
+
+void Operation::run() {
+  BrokerShard& shard = *BrokerShard::current();
+  if (stage_ == deliver_stage) {
+    done();
+    return;
+  }
+  step(shard);
+}
+
+void Operation::finish(BrokerShard& shard, Status status) {
+  status_ = std::move(status);
+  if (shard.id() == home_) {
+    done();
+    return;
+  }
+  stage_ = deliver_stage;
+  shard.reactor().post(home_, *this);
+}
+
+void Operation::go_to(BrokerShard& shard, ShardId target, uint8_t stage) {
+  stage_ = stage;
+  shard.reactor().post(target, *this);
+}
+
+// Metadata commands: to shard 0, queued there, answered at home after every shard applied.
+void MetadataCommand::step(BrokerShard& shard) {
+  if (shard.id() != ShardId(0)) {
+    go_to(shard, ShardId(0), 1);
+    return;
+  }
+  shard.coordinator().enqueue(*this);
+}
+
+Status CreateStream::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(check_name(name, Error::invalid_stream_name));
+  if (edit.catalog().stream(*NameOrId::name(name)).ok()) {
+    return Error::stream_name_already_exists;
+  }
+  stream = edit.add_stream(name).info();
+  return ok_status();
+}
+
+Status DeleteStream::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(const internal::StreamEntry* const entry, edit.catalog().stream(stream));
+  edit.remove_stream(*entry);
+  return ok_status();
+}
+
+Status PurgeStream::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(const internal::StreamEntry* const entry, edit.catalog().stream(stream));
+  for (const auto& [id, topic] : entry->topics) edit.purge_topic(*topic);
+  return ok_status();
+}
+
+Status CreateTopic::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(check_name(name, Error::invalid_topic_name));
+  if (settings.partitions_count > topic_partitions_max) return Error::too_many_partitions;
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  if (entry->topic(*NameOrId::name(name)).ok()) {
+    return Error::topic_name_already_exists;
+  }
+  topic = edit.add_topic(*entry, name, settings).details();
+  return ok_status();
+}
+
+Status DeleteTopic::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  edit.remove_topic(*entry, *found);
+  return ok_status();
+}
+
+Status PurgeTopic::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, edit.catalog().topic(stream, topic));
+  edit.purge_topic(*found);
+  return ok_status();
+}
+
+void GetStream::step(BrokerShard& shard) {
+  const auto entry = shard.catalog().stream(stream);
+  result.reset();
+  if (entry.ok()) {
+    const internal::StreamEntry& found = **entry;
+    result = StreamDetails{.stream = found.info()};
+    for (const auto& [id, topic] : found.topics) result->topics.push_back(topic->info());
+  }
+  finish(shard, ok_status());
+}
+
+void GetStreams::step(BrokerShard& shard) {
+  streams.clear();
+  for (const auto& [id, entry] : shard.catalog().streams) streams.push_back(entry->info());
+  finish(shard, ok_status());
+}
+
+void GetTopic::step(BrokerShard& shard) {
+  result.reset();
+  const auto entry = shard.catalog().stream(stream);
+  if (!entry.ok()) {
+    finish(shard, entry.error());
+    return;
+  }
+  const auto found = (*entry)->topic(topic);
+  if (found.ok()) result = (*found)->details();
+  finish(shard, ok_status());
+}
+
+void GetTopics::step(BrokerShard& shard) {
+  topics.clear();
+  const auto entry = shard.catalog().stream(stream);
+  if (!entry.ok()) {
+    finish(shard, entry.error());
+    return;
+  }
+  for (const auto& [id, topic] : (*entry)->topics) topics.push_back(topic->info());
+  finish(shard, ok_status());
+}
+
+// Append: resolved at home, appended at the owner.
+void Append::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    resolve(shard);
+  } else {
+    at_owner(shard);
+  }
+}
+
+void Append::resolve(BrokerShard& shard) {
+  const auto found = shard.catalog().topic(stream, topic);
+  if (!found.ok()) {
+    finish(shard, found.error());
+    return;
+  }
+  const internal::TopicEntry& entry = **found;
+  const auto partitions = static_cast<uint32_t>(entry.partitions.size());
+  if (partitions == 0) {
+    finish(shard, Error::no_partitions);
+    return;
+  }
+  switch (partitioning.kind) {
+    case Partitioning::Kind::balanced:
+      partition_id = shard.next_balanced(entry) % partitions;
+      break;
+    case Partitioning::Kind::partition: partition_id = partitioning.value; break;
+    case Partitioning::Kind::key_hash: partition_id = partitioning.value % partitions; break;
+  }
+  if (partition_id >= partitions) {
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  cell_ = entry.partitions[partition_id];
+  if (cell_->owner() == shard.id()) {
+    at_owner(shard);
+  } else {
+    go_to(shard, cell_->owner(), 1);
+  }
+}
+
+void Append::at_owner(BrokerShard& shard) {
+  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  internal::Partition* const partition = shard.owned(*cell);
+  if (partition == nullptr) {
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  const auto result = partition->append(shard.waits(), messages, count);
+  if (result.ok()) appended = *result;
+  finish(shard, result.ok() ? ok_status() : Status(result.error()));
+}
+
+// Offsets: resolved at home, stored or read at the owner.
+namespace {
+
+Result<std::shared_ptr<internal::PartitionCell>> offset_partition(
+    const BrokerShard& shard, const ConsumerRef& consumer, const NameOrId& stream,
+    const NameOrId& topic, std::optional<uint32_t> partition) {
+  if (!partition.has_value() && consumer.kind == ConsumerRef::Kind::group) {
+    return Error::consumer_group_member_not_found;
+  }
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
+  const uint32_t id = partition.value_or(0);
+  if (id >= entry->partitions.size()) return Error::partition_not_found;
+  return entry->partitions[id];
+}
+
+}  // namespace
+
+void StoreOffset::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = offset_partition(shard, consumer, stream, topic, partition);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  internal::Partition* const owner = shard.owned(*cell);
+  if (owner == nullptr) {
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  finish(shard, owner->store_offset(consumer, offset));
+}
+
+void GetOffset::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = offset_partition(shard, consumer, stream, topic, partition);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  internal::Partition* const owner = shard.owned(*cell);
+  if (owner == nullptr) {
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  partition_id = cell->key.partition.value();
+  current_offset = cell->current_offset();
+  stored = owner->stored_offset(consumer);
+  finish(shard, ok_status());
+}
+
+// Stats: a tour of every shard, 0 to N-1, then home.
+void GetStats::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    stats = BrokerStats{};
+    visited_ = 0;
+    if (shard.id() != ShardId(0)) {
+      go_to(shard, ShardId(0), 1);
+      return;
+    }
+  }
+  add_counters(stats.waits, shard.waits().counters());
+  stats.eventfd_writes += shard.reactor().counters().wakes_sent;
+  stats.reevaluated += shard.poll_counters().reevaluated;
+  stats.reparked += shard.poll_counters().reparked;
+  shard.add_partition_figures(stats);
+  visited_++;
+  if (visited_ < shard.broker().shards_count()) {
+    go_to(shard, ShardId(visited_), 1);
+    return;
+  }
+  finish(shard, ok_status());
+}
+
+}  // namespace hark::core

@@ -1,0 +1,298 @@
+// The Broker through its public API, from threads outside the broker (Blocking<Op>): catalog
+// commands, appends, polls that answer at once, park, wake, time out, or are ended by purge,
+// delete and shutdown. Two shards, so every partition operation crosses shards for one of
+// the two homes involved.
+#include "core/broker/broker.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/base/message_layout.h"
+#include "core/broker/blocking.h"
+
+namespace hark::core {
+namespace {
+
+using namespace std::chrono_literals;
+using SteadyClock = std::chrono::steady_clock;
+
+// One message in Iggy's format, as a client sends it: a zero header with the payload length.
+std::vector<std::byte> message(std::string_view payload) {
+  std::vector<std::byte> bytes(message_layout::header_bytes + payload.size());
+  store_u32(bytes, message_layout::payload_length, static_cast<uint32_t>(payload.size()));
+  std::memcpy(bytes.data() + message_layout::header_bytes, payload.data(), payload.size());
+  return bytes;
+}
+
+std::string payload_of(const storage::ReadView& view) {
+  const auto bytes = view.bytes();
+  const uint32_t length = load_u32(bytes, message_layout::payload_length);
+  return std::string(reinterpret_cast<const char*>(bytes.data()) + message_layout::header_bytes,
+                     length);
+}
+
+class BrokerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = std::filesystem::temp_directory_path() /
+                 ("hark_broker_test_" + std::to_string(::getpid()) + "_" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(directory_);
+    BrokerOptions options;
+    options.data_directory = directory_.string();
+    options.shards_count = 2;
+    options.max_wait = 5s;
+    auto broker = Broker::start(options);
+    ASSERT_TRUE(broker.ok()) << error_name(broker.error());
+    broker_ = std::move(broker).value();
+
+    Blocking<CreateStream> stream;
+    stream.name = "orders";
+    ASSERT_TRUE(stream.call(*broker_).ok());
+    Blocking<CreateTopic> topic;
+    topic.stream = NameOrId::id(stream.stream.id);
+    topic.name = "events";
+    topic.settings.partitions_count = 4;
+    ASSERT_TRUE(topic.call(*broker_).ok());
+    ASSERT_EQ(topic.topic.partitions.size(), 4u);
+  }
+
+  void TearDown() override {
+    if (broker_ != nullptr) broker_->stop();
+    broker_.reset();
+    std::filesystem::remove_all(directory_);
+  }
+
+  Status append(uint32_t partition, std::string_view payload) {
+    const std::vector<std::byte> bytes = message(payload);
+    Blocking<Append> append;
+    append.stream = NameOrId::id(0);
+    append.topic = NameOrId::id(0);
+    append.partitioning = Partitioning{Partitioning::Kind::partition, partition};
+    append.messages = bytes;
+    append.count = 1;
+    return append.call(*broker_);
+  }
+
+  // A poll of partition `partition` from `offset`, waiting up to `wait`.
+  static void prepare(Poll& poll, uint32_t partition, uint64_t offset, Duration wait) {
+    poll.stream = NameOrId::id(0);
+    poll.topic = NameOrId::id(0);
+    poll.partition = partition;
+    poll.from = PollFrom::offset;
+    poll.value = offset;
+    poll.count = 10;
+    poll.wait = wait;
+  }
+
+  std::filesystem::path directory_;
+  std::unique_ptr<Broker> broker_;
+};
+
+TEST_F(BrokerTest, CatalogCommandsAreSeenAtOnceAndCheckNames) {
+  Blocking<GetStream> get;
+  get.stream = NameOrId::name("orders").value();
+  ASSERT_TRUE(get.call(*broker_).ok());
+  ASSERT_TRUE(get.result.has_value());
+  EXPECT_EQ(get.result->stream.id, 0u);
+  EXPECT_EQ(get.result->topics.size(), 1u);
+
+  Blocking<CreateStream> again;
+  again.name = "orders";
+  EXPECT_EQ(again.call(*broker_).error(), Error::stream_name_already_exists);
+
+  Blocking<GetTopic> topic;
+  topic.stream = NameOrId::id(7);
+  topic.topic = NameOrId::id(0);
+  EXPECT_EQ(topic.call(*broker_).error(), Error::stream_id_not_found);
+  topic.stream = NameOrId::id(0);
+  topic.topic = NameOrId::name("nope").value();
+  ASSERT_TRUE(topic.call(*broker_).ok());
+  EXPECT_FALSE(topic.result.has_value());
+}
+
+TEST_F(BrokerTest, DataAlreadyPresentIsAnsweredAtOnce) {
+  ASSERT_TRUE(append(1, "first").ok());
+  Blocking<Poll> poll;
+  prepare(poll, 1, 0, 3s);
+  const auto started = SteadyClock::now();
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  EXPECT_LT(SteadyClock::now() - started, 1s);
+  ASSERT_EQ(poll.result.messages.count(), 1u);
+  EXPECT_EQ(payload_of(poll.result.messages), "first");
+  EXPECT_EQ(poll.result.partition_id, 1u);
+}
+
+TEST_F(BrokerTest, ParkedPollIsWokenByAnAppendOnEveryPartition) {
+  // Partitions 0..3 are spread over both shards; the poll's home is shard 0.
+  for (uint32_t partition = 0; partition < 4; partition++) {
+    Blocking<Poll> poll;
+    prepare(poll, partition, 0, 4s);
+    std::atomic<bool> answered{false};
+    std::thread poller([&] {
+      ASSERT_TRUE(poll.call(*broker_).ok());
+      answered = true;
+    });
+    std::this_thread::sleep_for(100ms);  // Let it park; then it must still be waiting.
+    EXPECT_FALSE(answered.load());
+    const auto sent = SteadyClock::now();
+    ASSERT_TRUE(append(partition, "wake").ok());
+    poller.join();
+    EXPECT_LT(SteadyClock::now() - sent, 1s);
+    ASSERT_EQ(poll.result.messages.count(), 1u) << "partition " << partition;
+    EXPECT_EQ(payload_of(poll.result.messages), "wake");
+  }
+}
+
+TEST_F(BrokerTest, TimeoutAnswersEmptyAtTheDeadline) {
+  ASSERT_TRUE(append(2, "a").ok());
+  Blocking<Poll> poll;
+  prepare(poll, 2, 1, 200ms);  // Past the end: parks.
+  const auto started = SteadyClock::now();
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  const auto elapsed = SteadyClock::now() - started;
+  EXPECT_GE(elapsed, 200ms);
+  EXPECT_LT(elapsed, 2s);
+  EXPECT_TRUE(poll.result.messages.empty());
+  EXPECT_EQ(poll.result.current_offset, 0u);  // One message, at offset 0.
+  EXPECT_EQ(poll.result.partition_id, 2u);
+}
+
+TEST_F(BrokerTest, WokenPollThatFindsNothingReparksWithItsDeadline) {
+  // Waits for messages stamped an hour from now: an append now wakes it (the offset it
+  // watches is committed) but the evaluation finds nothing, so it parks again until the
+  // original deadline.
+  Blocking<Poll> poll;
+  prepare(poll, 1, 0, 400ms);
+  poll.from = PollFrom::timestamp;
+  poll.value = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch() + 1h)
+                                         .count());
+  const auto started = SteadyClock::now();
+  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(append(1, "too early").ok());
+  ASSERT_TRUE(parked.get().ok());
+  const auto elapsed = SteadyClock::now() - started;
+  EXPECT_TRUE(poll.result.messages.empty());
+  EXPECT_GE(elapsed, 400ms);
+  EXPECT_LT(elapsed, 2s);
+  Blocking<GetStats> stats;
+  ASSERT_TRUE(stats.call(*broker_).ok());
+  EXPECT_EQ(stats.stats.reevaluated, 1u);
+  EXPECT_EQ(stats.stats.reparked, 1u);
+  EXPECT_EQ(stats.stats.waits.timed_out, 1u);
+}
+
+TEST_F(BrokerTest, CountZeroAndNoWaitAnswerAtOnce) {
+  Blocking<Poll> poll;
+  prepare(poll, 0, 0, 3s);
+  poll.count = 0;
+  const auto started = SteadyClock::now();
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  prepare(poll, 0, 0, Duration(0));
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  EXPECT_TRUE(poll.result.messages.empty());
+  EXPECT_LT(SteadyClock::now() - started, 1s);
+}
+
+TEST_F(BrokerTest, PurgeAnswersParkedPollsEmptyAndDeleteWithTheError) {
+  Blocking<Poll> purged;
+  prepare(purged, 3, 0, 4s);
+  Blocking<Poll> deleted;
+  prepare(deleted, 0, 0, 4s);
+  auto first = std::async(std::launch::async, [&] { return purged.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  Blocking<PurgeTopic> purge;
+  purge.stream = NameOrId::id(0);
+  purge.topic = NameOrId::id(0);
+  const auto started = SteadyClock::now();
+  ASSERT_TRUE(purge.call(*broker_).ok());
+  ASSERT_TRUE(first.get().ok());
+  EXPECT_TRUE(purged.result.messages.empty());
+  EXPECT_LT(SteadyClock::now() - started, 1s);
+
+  auto second = std::async(std::launch::async, [&] { return deleted.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  Blocking<DeleteStream> remove;
+  remove.stream = NameOrId::id(0);
+  ASSERT_TRUE(remove.call(*broker_).ok());
+  EXPECT_EQ(second.get().error(), Error::stream_id_not_found);
+  EXPECT_FALSE(std::filesystem::exists(directory_ / "streams" / "0"));
+}
+
+TEST_F(BrokerTest, NextContinuesAfterTheStoredOffset) {
+  for (const char* payload : {"a", "b", "c"}) ASSERT_TRUE(append(0, payload).ok());
+  Blocking<StoreOffset> store;
+  store.stream = NameOrId::id(0);
+  store.topic = NameOrId::id(0);
+  store.consumer = ConsumerRef{ConsumerRef::Kind::consumer, 9};
+  store.offset = 1;
+  ASSERT_TRUE(store.call(*broker_).ok());
+  store.offset = 3;  // Past the last offset.
+  EXPECT_EQ(store.call(*broker_).error(), Error::invalid_offset);
+
+  Blocking<Poll> poll;
+  prepare(poll, 0, 0, Duration(0));
+  poll.from = PollFrom::next;
+  poll.consumer = store.consumer;
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  ASSERT_EQ(poll.result.messages.count(), 1u);
+  EXPECT_EQ(poll.result.messages.first(), Offset(2));
+
+  Blocking<GetOffset> get;
+  get.stream = NameOrId::id(0);
+  get.topic = NameOrId::id(0);
+  get.consumer = store.consumer;
+  ASSERT_TRUE(get.call(*broker_).ok());
+  EXPECT_EQ(get.stored, 1u);
+  EXPECT_EQ(get.current_offset, 2u);
+}
+
+TEST_F(BrokerTest, ShutdownAnswersParkedPollsEmpty) {
+  Blocking<Poll> poll;
+  prepare(poll, 1, 0, 4s);
+  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  const auto started = SteadyClock::now();
+  broker_->stop();
+  ASSERT_TRUE(parked.get().ok());
+  EXPECT_TRUE(poll.result.messages.empty());
+  EXPECT_LT(SteadyClock::now() - started, 2s);
+}
+
+TEST_F(BrokerTest, CountersSeeParksWakesAndTimeouts) {
+  Blocking<Poll> poll;
+  prepare(poll, 0, 0, 50ms);
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  auto woken = std::async(std::launch::async, [&] {
+    Blocking<Poll> waiting;
+    prepare(waiting, 0, 0, 4s);
+    return waiting.call(*broker_);
+  });
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(append(0, "x").ok());
+  ASSERT_TRUE(woken.get().ok());
+  Blocking<GetStats> stats;
+  ASSERT_TRUE(stats.call(*broker_).ok());
+  EXPECT_EQ(stats.stats.waits.parked, 2u);
+  EXPECT_EQ(stats.stats.waits.timed_out, 1u);
+  EXPECT_EQ(stats.stats.waits.woken, 1u);
+  EXPECT_EQ(stats.stats.waits.parked_now, 0u);
+  // The owner read the new message and handed it back with the wake-up: no second look.
+  EXPECT_EQ(stats.stats.reevaluated, 0u);
+  EXPECT_EQ(stats.stats.reparked, 0u);
+  EXPECT_EQ(stats.stats.partitions, 4u);
+  EXPECT_EQ(stats.stats.messages_count, 1u);
+}
+
+}  // namespace
+}  // namespace hark::core
