@@ -45,7 +45,6 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     log::flush();
     return 1;
   }
-  server.serve(**broker);
   printf("harkd listening on %s\n", bound.to_string().c_str());
   fflush(stdout);
   HARK_LOG_INFO("listening on %s with %u shards, data in %s", bound.to_string(),

@@ -10,6 +10,16 @@ namespace hark::server {
 Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32_t count,
                                         int backlog) {
   HARK_ASSERT(count > 0);
+  if (address.port() != 0) {
+    // SO_REUSEPORT would let a second harkd (same user) bind the port too and silently take
+    // part of the connections: make sure nobody listens there first, with a plain socket.
+    Result<int> probe = io::listen_tcp(address, /*reuse_port=*/false, 1);
+    if (!probe.ok()) {
+      HARK_LOG_ERROR("%s is in use (another harkd?)", address.to_string());
+      return probe.error();
+    }
+    ::close(*probe);
+  }
   std::vector<int> listeners;
   listeners.reserve(count);
   io::SocketAddress shared = address;
@@ -46,14 +56,7 @@ Server::~Server() {
   }
 }
 
-void Server::serve(core::Broker& broker) {
-  for (const std::unique_ptr<ShardServer>& shard : shards_) {
-    HARK_ASSERT(shard != nullptr);
-    shard->serve(broker);
-  }
-}
-
-Status Server::on_start(io::Reactor& reactor) {
+Status Server::on_start(core::Broker& broker, io::Reactor& reactor) {
   const uint32_t index = reactor.id().value();
   if (index >= listeners_.size() || listeners_[index] < 0) {
     HARK_LOG_ERROR("shard %u has no listener (%u were opened)", index, listeners_.size());
@@ -64,7 +67,7 @@ Status Server::on_start(io::Reactor& reactor) {
   const int listener = listeners_[index];
   listeners_[index] = -1;  // create() owns it now, failed or not.
   HARK_TRY_ASSIGN(shards_[index],
-                  ShardServer::create(reactor, listener, options_, connections_max));
+                  ShardServer::create(reactor, broker, listener, options_, connections_max));
   return ok_status();
 }
 

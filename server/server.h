@@ -15,14 +15,15 @@ namespace hark::server {
 
 // Opens `count` listening sockets on `address`, all with SO_REUSEPORT and all on ONE port:
 // with port 0 the first socket picks a free port and the others bind that one, so the kernel
-// spreads connections over every shard. The caller owns the fds. Errors (logged):
-// cannot_bind_to_socket, io_error.
+// spreads connections over every shard. A fixed port already listened on by anyone (another
+// harkd would otherwise share it through SO_REUSEPORT) is an error. The caller owns the fds.
+// Errors (logged): cannot_bind_to_socket, io_error.
 Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32_t count,
                                         int backlog);
 
-// harkd's ShardHooks: a ShardServer on every broker shard. main() builds it with the
-// listening sockets (socket i goes to shard i), passes it as BrokerOptions::hooks, calls
-// serve() once Broker::start() has returned, and destroys it after the broker. Control plane.
+// harkd's ShardHooks: a ShardServer on every broker shard, accepting from its on_start. main()
+// builds it with the listening sockets (socket i goes to shard i), passes it as
+// BrokerOptions::hooks, and destroys it after the broker. Control plane.
 class Server final : public core::ShardHooks {
  public:
   // Takes ownership of `listeners` (one per shard). `options` is copied.
@@ -31,20 +32,16 @@ class Server final : public core::ShardHooks {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // From main(), once: every shard starts accepting, with `broker` (which must outlive the
-  // shards' use of it: stop it before destroying this).
-  void serve(core::Broker& broker);
-
   // ShardHooks, each on its shard's thread.
-  Status on_start(io::Reactor& reactor) override;
+  Status on_start(core::Broker& broker, io::Reactor& reactor) override;
   void on_stop(io::Reactor& reactor) override;
   void on_drained(io::Reactor& reactor) override;
 
  private:
   ServerOptions options_;
   std::vector<int> listeners_;  // Shard i's until its on_start takes it (-1 after).
-  // Slot i is written only by shard i's thread in on_start; main() reads them after
-  // Broker::start() returned (its start barrier orders the writes before).
+  // Slot i is used only by shard i's thread (created in on_start, freed by the destructor
+  // after the broker and its threads are gone).
   std::vector<std::unique_ptr<ShardServer>> shards_;
 };
 

@@ -35,7 +35,8 @@ std::string peer_of(int fd) {
 
 }  // namespace
 
-Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, int listen_fd,
+Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, core::Broker& broker,
+                                                         int listen_fd,
                                                          const ServerOptions& options,
                                                          uint32_t connections_max) {
   HARK_ASSERT(listen_fd >= 0);
@@ -49,13 +50,17 @@ Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, i
     ::close(listen_fd);
     return buffers.error();
   }
-  return std::unique_ptr<ShardServer>(
-      new ShardServer(reactor, listen_fd, options, connections_max, std::move(buffers).value()));
+  auto shard = std::unique_ptr<ShardServer>(new ShardServer(
+      reactor, broker, listen_fd, options, connections_max, std::move(buffers).value()));
+  shard->arm_accept();
+  return shard;
 }
 
-ShardServer::ShardServer(io::Reactor& reactor, int listen_fd, const ServerOptions& options,
-                         uint32_t connections_max, std::unique_ptr<io::BufferRing> buffers)
+ShardServer::ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd,
+                         const ServerOptions& options, uint32_t connections_max,
+                         std::unique_ptr<io::BufferRing> buffers)
     : reactor_(reactor),
+      broker_(broker),
       options_(options),
       connections_max_(connections_max),
       listen_fd_(listen_fd),
@@ -75,15 +80,7 @@ ShardServer::~ShardServer() {
   (void)buffers_.release();
 }
 
-void ShardServer::serve(core::Broker& broker) {
-  HARK_ASSERT(broker_ == nullptr);
-  broker_ = &broker;
-  // The inbox push orders broker_ before the task's run on the shard.
-  reactor_.post_from_outside(start_task_);
-}
-
 void ShardServer::arm_accept() {
-  HARK_ASSERT(broker_ != nullptr);
   if (stopping_ || accept_armed_) return;
   accept_armed_ = true;
   reactor_.ring().accept_multishot(listen_fd_, *this);

@@ -17,33 +17,31 @@ namespace hark::server {
 
 // harkd on one shard: the shard's listener (multishot accept on its SO_REUSEPORT socket), its
 // receive buffer ring and its connections. Created in the shard's ShardHooks::on_start and
-// used only on that shard's thread, except serve(), which main() calls once.
+// used only on that shard's thread.
 //
-// Lifecycle: create() (on_start; not accepting yet) → serve() (accepting, once the broker is
-// there) → stop() (on_stop: no more accepts, the listener closed, every connection answers
-// what is in flight and closes) → drain() (on_drained: whatever is still open is cancelled
-// and freed; the buffer ring goes). Closed connections are freed at the start of the next
+// Lifecycle: create() (on_start: accepting at once; the broker takes operations from then on)
+// → stop() (on_stop: no more accepts, the listener closed, every connection answers what is
+// in flight and closes) → drain() (on_drained: whatever is still open is cancelled and freed;
+// the buffer ring goes). Closed connections are freed at the start of the next
 // ring completion the shard handles (collect()), so no object is freed inside its own
 // callback. Control plane, apart from the connections' data path.
 class ShardServer final : private io::Completion {
  public:
-  // Takes ownership of `listen_fd`. `options` must outlive the shard server.
-  static Result<std::unique_ptr<ShardServer>> create(io::Reactor& reactor, int listen_fd,
-                                                     const ServerOptions& options,
+  // Takes ownership of `listen_fd`. `broker` and `options` must outlive the shard server.
+  static Result<std::unique_ptr<ShardServer>> create(io::Reactor& reactor, core::Broker& broker,
+                                                     int listen_fd, const ServerOptions& options,
                                                      uint32_t connections_max);
   ~ShardServer();
   ShardServer(const ShardServer&) = delete;
   ShardServer& operator=(const ShardServer&) = delete;
 
-  // Any thread, once: starts accepting on the shard, with `broker` (which must outlive it).
-  void serve(core::Broker& broker);
   // On the shard (on_stop). Idempotent.
   void stop();
   // On the shard (on_drained), after stop(): frees every connection and the buffer ring.
   void drain();
 
   // For this shard's connections.
-  core::Broker& broker() { return *broker_; }
+  core::Broker& broker() { return broker_; }
   io::Ring& ring() { return reactor_.ring(); }
   io::BufferRing& buffers() { return *buffers_; }
   const ServerOptions& options() const { return options_; }
@@ -59,15 +57,6 @@ class ShardServer final : private io::Completion {
   size_t connections_count() const { return live_.size(); }
 
  private:
-  class StartTask final : public io::Task {
-   public:
-    explicit StartTask(ShardServer& shard) : shard_(shard) {}
-    void run() override { shard_.arm_accept(); }
-
-   private:
-    ShardServer& shard_;
-  };
-
   class RetryTimer final : public io::Timer {
    public:
     explicit RetryTimer(ShardServer& shard) : shard_(shard) {}
@@ -77,8 +66,9 @@ class ShardServer final : private io::Completion {
     ShardServer& shard_;
   };
 
-  ShardServer(io::Reactor& reactor, int listen_fd, const ServerOptions& options,
-              uint32_t connections_max, std::unique_ptr<io::BufferRing> buffers);
+  ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd,
+              const ServerOptions& options, uint32_t connections_max,
+              std::unique_ptr<io::BufferRing> buffers);
 
   // The accept completion.
   void complete(int32_t result, uint32_t flags) override;
@@ -86,14 +76,13 @@ class ShardServer final : private io::Completion {
   void accept_connection(int fd);
 
   io::Reactor& reactor_;
+  core::Broker& broker_;
   const ServerOptions& options_;
   const uint32_t connections_max_;
-  core::Broker* broker_ = nullptr;  // Set by serve(), before the StartTask is posted.
   int listen_fd_;
   std::unique_ptr<io::BufferRing> buffers_;
   IntrusiveList<Connection> live_;     // Open or closing.
   IntrusiveList<Connection> retired_;  // Closed, to be freed by collect().
-  StartTask start_task_{*this};
   RetryTimer retry_timer_{*this};
   bool accept_armed_ = false;
   bool stopping_ = false;
