@@ -8,6 +8,7 @@
 #include "core/base/log.h"
 #include "core/broker/internal/broker_shard.h"
 #include "core/broker/internal/catalog.h"
+#include "core/broker/internal/metadata_log.h"
 
 namespace hark::core {
 
@@ -15,28 +16,65 @@ using internal::BrokerShard;
 
 namespace {
 
-// Metadata does not survive a restart yet (issue 7), so partition files a previous run left
-// would be picked up by whatever new topic gets the same ids. Move them aside instead: nothing
-// is deleted, and a new topic never starts with someone else's messages.
-Status set_aside_previous_data(const std::string& data) {
+// Data directories from before metadata was persisted have partitions but no metadata.log.
+// Their topics are unknown, so move them aside rather than let a new topic with the same ids
+// start with someone else's messages; nothing is deleted.
+Status set_aside_unlisted_data(const std::string& data) {
   std::error_code error;
   const std::filesystem::path streams = std::filesystem::path(data) / "streams";
-  if (!std::filesystem::exists(streams, error)) return ok_status();
+  if (std::filesystem::exists(std::filesystem::path(data) / "metadata.log", error) ||
+      !std::filesystem::exists(streams, error)) {
+    return ok_status();
+  }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const std::filesystem::path aside =
       std::filesystem::path(data) /
-      ("previous-run-" +
-       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()));
+      ("unlisted-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()));
   std::filesystem::rename(streams, aside, error);
   if (error) {
     HARK_LOG_ERROR("cannot move %s aside: %s", streams.string(), error.message());
     return Error::cannot_create_streams_directory;
   }
-  HARK_LOG_WARN(
-      "%s held partitions of an earlier run; metadata is not persisted yet, so they were moved "
-      "to %s",
-      streams.string(), aside.string());
+  HARK_LOG_WARN("%s held partitions but no metadata.log; moved them to %s", streams.string(),
+                aside.string());
   return ok_status();
+}
+
+// Partition directories the catalog does not list are what a delete left when the process
+// died after persisting it and before its owners removed the files: finish the delete.
+void remove_deleted_partitions(const std::string& data, const internal::Catalog& catalog) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path streams = fs::path(data) / "streams";
+  const auto number = [](const fs::path& path) -> std::optional<uint32_t> {
+    const std::string name = path.filename().string();
+    if (name.empty() || name.size() > 10 ||
+        name.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    const uint64_t value = std::stoull(name);
+    if (value > UINT32_MAX) return std::nullopt;
+    return static_cast<uint32_t>(value);
+  };
+  for (const auto& stream : fs::directory_iterator(streams, error)) {
+    const auto stream_id = number(stream.path());
+    const auto topics = stream.path() / "topics";
+    bool stream_listed = stream_id && catalog.streams.count(*stream_id) != 0;
+    for (const auto& topic : fs::directory_iterator(topics, error)) {
+      const auto topic_id = number(topic.path());
+      for (const auto& partition : fs::directory_iterator(topic.path() / "partitions", error)) {
+        const auto partition_id = number(partition.path());
+        if (stream_id && topic_id && partition_id &&
+            catalog.find(PartitionKey{StreamId(*stream_id), TopicId(*topic_id),
+                                      PartitionId(*partition_id)}) != nullptr) {
+          continue;
+        }
+        HARK_LOG_WARN("removing %s: its partition was deleted", partition.path().string());
+        fs::remove_all(partition.path(), error);
+      }
+    }
+    if (!stream_listed) fs::remove_all(stream.path(), error);
+  }
 }
 
 }  // namespace
@@ -49,6 +87,7 @@ class Broker::Setup final : public io::ShardSetup {
   Status on_start(io::Reactor& reactor) override {
     auto* shard = new BrokerShard(broker_, reactor, broker_.initial_catalog_);
     broker_.shards_[reactor.id().value()] = shard;
+    HARK_TRY(shard->open_partitions());
     if (broker_.options_.hooks != nullptr)
       return broker_.options_.hooks->on_start(broker_, reactor);
     return ok_status();
@@ -110,8 +149,13 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
                    error.message());
     return Error::cannot_create_base_directory;
   }
-  HARK_TRY(set_aside_previous_data(options.data_directory));
+  HARK_TRY(set_aside_unlisted_data(options.data_directory));
   std::unique_ptr<Broker> broker(new Broker(options));
+  HARK_TRY_ASSIGN(
+      broker->metadata_log_,
+      internal::MetadataLog::open(options.data_directory + "/metadata.log", broker->ownership_,
+                                  SystemClock::instance(), broker->initial_catalog_));
+  remove_deleted_partitions(options.data_directory, *broker->initial_catalog_);
   HARK_TRY_ASSIGN(broker->group_,
                   io::ShardGroup::start(io::ShardGroupOptions{.shards_count = options.shards_count,
                                                               .reactor = options.reactor},
@@ -147,14 +191,12 @@ void Broker::cancel(Poll& poll) {
     return;
   }
   shard.waits().cancel(*poll.wait_);
-  poll.wait_ = nullptr;
-  parked_total_.fetch_sub(1, std::memory_order_relaxed);
+  poll.unpark(shard);
   poll.go_to(shard, shard.id(), Poll::Stage::cancelled);
 }
 
 void Broker::stop() {
-  if (stopped_ || group_ == nullptr) return;
-  stopped_ = true;
+  if (group_ == nullptr || stopped_.exchange(true)) return;
   const uint32_t shards = options_.shards_count;
   std::vector<ShutdownTask> tasks(shards);
   std::atomic<uint32_t> remaining{0};

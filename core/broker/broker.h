@@ -19,6 +19,7 @@ namespace hark::core {
 
 namespace internal {
 class BrokerShard;
+class MetadataLog;
 struct Catalog;
 }  // namespace internal
 
@@ -97,11 +98,12 @@ class Broker {
   BrokerOptions options_;
   OwnershipMap ownership_;
   std::shared_ptr<const internal::Catalog> initial_catalog_;
+  std::unique_ptr<internal::MetadataLog> metadata_log_;
   std::unique_ptr<Setup> setup_;
   std::vector<internal::BrokerShard*> shards_;  // Set on each shard thread at start.
   std::unique_ptr<io::ShardGroup> group_;
   std::atomic<uint64_t> parked_total_{0};
-  bool stopped_ = false;
+  std::atomic<bool> stopped_{false};  // Read by submit() on any thread.
 };
 
 }  // namespace hark::core

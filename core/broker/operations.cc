@@ -70,7 +70,7 @@ Status CreateStream::apply(internal::CatalogEdit& edit) {
   if (edit.catalog().stream(*NameOrId::name(name)).ok()) {
     return Error::stream_name_already_exists;
   }
-  stream = edit.add_stream(name).info();
+  stream = edit.add_stream(edit.catalog().next_stream_id, edit.now(), name).info();
   return ok_status();
 }
 
@@ -93,7 +93,7 @@ Status CreateTopic::apply(internal::CatalogEdit& edit) {
   if (entry->topic(*NameOrId::name(name)).ok()) {
     return Error::topic_name_already_exists;
   }
-  topic = edit.add_topic(*entry, name, settings).details();
+  topic = edit.add_topic(*entry, entry->next_topic_id, edit.now(), name, settings).details();
   return ok_status();
 }
 
@@ -108,6 +108,122 @@ Status PurgeTopic::apply(internal::CatalogEdit& edit) {
   HARK_TRY_ASSIGN(const internal::TopicEntry* const found, edit.catalog().topic(stream, topic));
   edit.purge_topic(*found);
   return ok_status();
+}
+
+Status UpdateStream::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(check_name(name, Error::invalid_stream_name));
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  const auto same_name = edit.catalog().stream(*NameOrId::name(name));
+  if (same_name.ok() && (*same_name)->id != entry->id) return Error::stream_name_already_exists;
+  edit.rename_stream(*entry, name);
+  return ok_status();
+}
+
+Status UpdateTopic::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(check_name(name, Error::invalid_topic_name));
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  const auto same_name = entry->topic(*NameOrId::name(name));
+  if (same_name.ok() && (*same_name)->id != found->id) return Error::topic_name_already_exists;
+  edit.update_topic(*entry, *found, name, settings);
+  return ok_status();
+}
+
+Status CreatePartitions::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  if (count == 0) return Error::invalid_partitions_count;
+  if (found->partitions.size() + count > topic_partitions_max) return Error::too_many_partitions;
+  edit.add_partitions(*entry, *found, count, edit.now());
+  return ok_status();
+}
+
+Status DeletePartitions::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  if (count == 0 || count > found->partitions.size()) return Error::invalid_partitions_count;
+  edit.remove_partitions(*entry, *found, count);
+  return ok_status();
+}
+
+Status CreateConsumerGroup::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(check_name(name, Error::invalid_consumer_group_name));
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  if (found->group(*NameOrId::name(name)).ok()) return Error::consumer_group_name_already_exists;
+  const auto partitions = static_cast<uint32_t>(found->partitions.size());
+  group = edit.add_group(*entry, *found, found->next_group_id, name).details(partitions).group;
+  return ok_status();
+}
+
+Status DeleteConsumerGroup::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  HARK_TRY_ASSIGN(const internal::GroupEntry* const existing, found->group(group));
+  edit.remove_group(*entry, *found, *existing);
+  return ok_status();
+}
+
+Status JoinConsumerGroup::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  HARK_TRY_ASSIGN(const internal::GroupEntry* const existing, found->group(group));
+  edit.join_group(*entry, *found, *existing, member);
+  return ok_status();
+}
+
+Status LeaveConsumerGroup::apply(internal::CatalogEdit& edit) {
+  HARK_TRY_ASSIGN(internal::StreamEntry* const entry, edit.writable_stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  HARK_TRY_ASSIGN(const internal::GroupEntry* const existing, found->group(group));
+  if (!edit.leave_group(*entry, *found, *existing, member)) {
+    return Error::consumer_group_member_not_found;
+  }
+  return ok_status();
+}
+
+Status LeaveConsumerGroups::apply(internal::CatalogEdit& edit) {
+  // Collect first: leaving copies entries of the catalog being walked.
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> joined;
+  for (const auto& [stream_id, stream_entry] : edit.catalog().streams) {
+    for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
+      for (const auto& [group_id, group_entry] : topic_entry->groups) {
+        if (group_entry->member(member) != nullptr)
+          joined.emplace_back(stream_id, topic_id, group_id);
+      }
+    }
+  }
+  for (const auto& [stream_id, topic_id, group_id] : joined) {
+    internal::StreamEntry* const entry = *edit.writable_stream(NameOrId::id(stream_id));
+    const internal::TopicEntry* const found = *entry->topic(NameOrId::id(topic_id));
+    edit.leave_group(*entry, *found, **found->group(NameOrId::id(group_id)), member);
+  }
+  return ok_status();
+}
+
+void GetConsumerGroup::step(BrokerShard& shard) {
+  result.reset();
+  const auto entry = shard.catalog().topic(stream, topic);
+  if (!entry.ok()) {
+    finish(shard, entry.error());
+    return;
+  }
+  const auto found = (*entry)->group(group);
+  if (found.ok()) result = (*found)->details(static_cast<uint32_t>((*entry)->partitions.size()));
+  finish(shard, ok_status());
+}
+
+void GetConsumerGroups::step(BrokerShard& shard) {
+  groups.clear();
+  const auto entry = shard.catalog().topic(stream, topic);
+  if (!entry.ok()) {
+    finish(shard, entry.error());
+    return;
+  }
+  const auto partitions = static_cast<uint32_t>((*entry)->partitions.size());
+  for (const auto& [id, found] : (*entry)->groups)
+    groups.push_back(found->details(partitions).group);
+  finish(shard, ok_status());
 }
 
 void GetStream::step(BrokerShard& shard) {
@@ -205,13 +321,17 @@ void Append::at_owner(BrokerShard& shard) {
 // Offsets: resolved at home, stored or read at the owner.
 namespace {
 
+// Resolves the partition of an offset operation, and a group consumer's id.
 Result<std::shared_ptr<internal::PartitionCell>> offset_partition(
-    const BrokerShard& shard, const ConsumerRef& consumer, const NameOrId& stream,
+    const BrokerShard& shard, ConsumerRef& consumer, const NameOrId& group, const NameOrId& stream,
     const NameOrId& topic, std::optional<uint32_t> partition) {
-  if (!partition.has_value() && consumer.kind == ConsumerRef::Kind::group) {
-    return Error::consumer_group_member_not_found;
-  }
   HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
+  if (consumer.kind == ConsumerRef::Kind::group) {
+    HARK_TRY_ASSIGN(const internal::GroupEntry* const found, entry->group(group));
+    consumer.id = found->id;
+    // Which member's partition is meant is not known here: a group names its partition.
+    if (!partition.has_value()) return Error::consumer_group_member_not_found;
+  }
   const uint32_t id = partition.value_or(0);
   if (id >= entry->partitions.size()) return Error::partition_not_found;
   return entry->partitions[id];
@@ -221,7 +341,7 @@ Result<std::shared_ptr<internal::PartitionCell>> offset_partition(
 
 void StoreOffset::step(BrokerShard& shard) {
   if (stage_ == 0) {
-    auto cell = offset_partition(shard, consumer, stream, topic, partition);
+    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
     if (!cell.ok()) {
       finish(shard, cell.error());
       return;
@@ -243,7 +363,7 @@ void StoreOffset::step(BrokerShard& shard) {
 
 void GetOffset::step(BrokerShard& shard) {
   if (stage_ == 0) {
-    auto cell = offset_partition(shard, consumer, stream, topic, partition);
+    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
     if (!cell.ok()) {
       finish(shard, cell.error());
       return;
@@ -264,6 +384,76 @@ void GetOffset::step(BrokerShard& shard) {
   current_offset = cell->current_offset();
   stored = owner->stored_offset(consumer);
   finish(shard, ok_status());
+}
+
+void DeleteSegments::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = shard.catalog().partition(stream, topic, partition);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  internal::Partition* const owner = shard.owned(*cell);
+  if (owner == nullptr) {
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  const Result<uint32_t> result = owner->delete_segments(count);
+  if (result.ok()) deleted = *result;
+  finish(shard, result.ok() ? ok_status() : Status(result.error()));
+}
+
+void FlushUnsavedBuffer::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = shard.catalog().partition(stream, topic, partition);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  internal::Partition* const owner = shard.owned(*cell_);
+  if (owner == nullptr) {
+    cell_.reset();
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  owner->log().flush(fsync, *this);
+}
+
+void FlushUnsavedBuffer::flushed(Status status) {
+  cell_.reset();
+  finish(*BrokerShard::current(), std::move(status));
+}
+
+void DeleteOffset::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  internal::Partition* const owner = shard.owned(*cell);
+  finish(shard,
+         owner == nullptr ? Status(Error::partition_not_found) : owner->delete_offset(consumer));
 }
 
 // Stats: a tour of every shard, 0 to N-1, then home.

@@ -1,11 +1,14 @@
-// Poll: evaluated at the partition's owner, parked at home (SEMANTICS.md, ARCHITECTURE §4).
+// Poll: evaluated at the partitions' owners, parked at home (SEMANTICS.md, ARCHITECTURE §4).
 //
-//   home: resolve, deadline ──► owner: start offset, read ──► home: data? answer : park
-//   parked ──► commit wins it at the owner, which reads the new messages and hands them back
+//   home: resolve, deadline ──► owner of each partition in turn (one, or a group member's
+//         assignment): start offset, read; the first with messages ends the tour
+//   ──► home: messages? answer : park on every partition visited
+//   parked ──► a commit wins it at an owner, which reads the new messages and hands them back
 //              with the registration ──► home: answer (no further hop)
 //          ──► timeout / purge / shutdown: answer empty;  delete: the error a poll gets now
-//          ──► woken but nothing to read (owner could not read from memory, strategy that
-//              needs a fresh look): evaluate again and re-park with the original deadline.
+//          ──► woken but nothing to read (owner could not read from memory, a strategy that
+//              needs a fresh look), or the group rebalanced: evaluate again, re-park with the
+//              original deadline.
 #include <algorithm>
 
 #include "core/broker/broker.h"
@@ -14,6 +17,7 @@
 namespace hark::core {
 
 using internal::BrokerShard;
+using internal::PartitionCell;
 
 void Poll::step(BrokerShard& shard) {
   switch (stage_) {
@@ -21,7 +25,7 @@ void Poll::step(BrokerShard& shard) {
     case Stage::at_owner: evaluate_at_owner(shard); return;
     case Stage::at_home: evaluated_at_home(shard); return;
     case Stage::cancelled:
-      cell_.reset();
+      cells_.clear();
       finish(shard, Error::disconnected);
       return;
     default: HARK_UNREACHABLE();
@@ -33,52 +37,96 @@ void Poll::begin(BrokerShard& shard) {
   wait_ = nullptr;
   cancel_requested_ = false;
   woken_ = false;
-  if (!partition.has_value() && consumer.kind == ConsumerRef::Kind::group) {
-    // Consumer groups (and so a group member's assigned partitions) arrive with issue 7.
-    finish(shard, Error::consumer_group_member_not_found);
-    return;
+  group_wide_ = false;
+  cells_.clear();
+  if (consumer.kind == ConsumerRef::Kind::group) {
+    const Status resolved = resolve_group(shard);
+    if (!resolved.ok()) {
+      finish(shard, resolved);
+      return;
+    }
   }
-  auto cell = shard.catalog().partition(stream, topic, partition.value_or(0));
-  if (!cell.ok()) {
-    finish(shard, cell.error());
-    return;
+  if (!group_wide_) {
+    auto cell = shard.catalog().partition(stream, topic, partition.value_or(0));
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cells_.push_back(std::move(cell).value());
   }
-  cell_ = std::move(cell).value();
-  result.partition_id = cell_->key.partition.value();
   const Duration clamped = std::clamp(wait, Duration(0), shard.options().max_wait);
   deadline_ = saturating_add(shard.reactor().clock().monotonic_now(), clamped);
+  if (cells_.empty()) {
+    // A member with no partitions (more members than partitions): nothing to read or wait
+    // on until a rebalance; answered empty at once.
+    finish(shard, ok_status());
+    return;
+  }
+  result.partition_id = cells_.front()->key.partition.value();
   if (count == 0) {
-    result.current_offset = cell_->current_offset();
+    result.current_offset = cells_.front()->current_offset();
     answer(shard);
     return;
   }
   evaluate(shard);
 }
 
+Status Poll::resolve_group(BrokerShard& shard) {
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
+  HARK_TRY_ASSIGN(const internal::GroupEntry* const found, entry->group(group));
+  consumer.id = found->id;
+  const GroupMemberInfo* const joined = found->member(member);
+  if (joined == nullptr) return Error::consumer_group_member_not_found;
+  if (partition.has_value()) return ok_status();
+  group_wide_ = true;
+  assigned_ = joined->partitions;
+  // Round robin over the assignment, as Iggy 0.8.0: each poll starts one further.
+  const size_t first =
+      assigned_.empty() ? 0 : shard.next_group_start(*found, member) % assigned_.size();
+  for (size_t i = 0; i < assigned_.size(); i++) {
+    cells_.push_back(entry->partitions[assigned_[(first + i) % assigned_.size()]]);
+  }
+  return ok_status();
+}
+
 void Poll::evaluate(BrokerShard& shard) {
-  if (cell_->owner() == shard.id()) {
+  watches_.clear();
+  visiting_ = 0;
+  result.messages = storage::ReadView();
+  visit_next(shard);
+}
+
+void Poll::visit_next(BrokerShard& shard) {
+  const ShardId owner = cells_[visiting_]->owner();
+  if (owner == shard.id()) {
     evaluate_at_owner(shard);
   } else {
-    go_to(shard, cell_->owner(), Stage::at_owner);
+    go_to(shard, owner, Stage::at_owner);
   }
 }
 
 void Poll::evaluate_at_owner(BrokerShard& shard) {
-  internal::Partition* const owner = shard.owned(*cell_);
+  PartitionCell& cell = *cells_[visiting_];
+  internal::Partition* const owner = shard.owned(cell);
   if (owner == nullptr) {
     status_ = Error::partition_not_found;
-    back_home(shard);
+    evaluated_here(shard);
     return;
   }
   const Result<Offset> first = owner->start_for(from, value, count, consumer);
   if (!first.ok()) {
     status_ = first.error();
-    back_home(shard);
+    evaluated_here(shard);
     return;
   }
-  want_ = *first;
-  epoch_ = cell_->snapshot().epoch;
-  owner->log().read(want_, count, shard.options().poll_bytes_max, reader_);
+  // The owner can read for a woken poll only where `want` is where the poll reads from.
+  const bool owner_reads = from == PollFrom::offset || from == PollFrom::next;
+  watches_.push_back(Watch{.point = &cell,
+                           .want = *first,
+                           .min_messages = std::max<uint32_t>(1, min_messages),
+                           .epoch = cell.snapshot().epoch,
+                           .read_count = owner_reads ? count : 0});
+  owner->log().read(*first, count, shard.options().poll_bytes_max, reader_);
 }
 
 void Poll::Reader::read_done(Result<storage::ReadView> view) {
@@ -88,11 +136,24 @@ void Poll::Reader::read_done(Result<storage::ReadView> view) {
   } else {
     poll_.status_ = view.error();
   }
-  poll_.result.current_offset = poll_.cell_->current_offset();
-  poll_.back_home(shard);
+  poll_.evaluated_here(shard);
 }
 
-void Poll::back_home(BrokerShard& shard) {
+// At an owner, after one partition: on to the next owner, or home.
+void Poll::evaluated_here(BrokerShard& shard) {
+  const PartitionCell& cell = *cells_[visiting_];
+  if (status_.ok() && result.messages.empty() && visiting_ + 1 < cells_.size()) {
+    visiting_++;
+    visit_next(shard);
+    return;
+  }
+  if (status_.ok() && !result.messages.empty()) {
+    result.partition_id = cell.key.partition.value();
+    result.current_offset = cell.current_offset();
+  } else {
+    result.partition_id = cells_.front()->key.partition.value();
+    result.current_offset = cells_.front()->current_offset();
+  }
   if (shard.id() == home_) {
     evaluated_at_home(shard);
   } else {
@@ -104,10 +165,10 @@ void Poll::evaluated_at_home(BrokerShard& shard) {
   if (status_.error() == Error::partition_not_found) {
     answer_gone(shard);
   } else if (!status_.ok()) {
-    cell_.reset();
+    cells_.clear();
     finish(shard, status_);
   } else if (cancel_requested_) {
-    cell_.reset();
+    cells_.clear();
     finish(shard, Error::disconnected);
   } else if (!result.messages.empty() || wait <= Duration(0) || shard.shutting_down() ||
              shard.reactor().clock().monotonic_now() >= deadline_) {
@@ -118,36 +179,36 @@ void Poll::evaluated_at_home(BrokerShard& shard) {
 }
 
 void Poll::park(BrokerShard& shard) {
-  // Parked polls hold the partition by its commit point, which lives as long as a catalog
-  // lists it: park only on a partition this shard still sees (then it cannot be retired yet).
-  if (shard.catalog().find(cell_->key) != cell_.get()) {
-    answer_gone(shard);
+  // Parked polls hold partitions by their commit points, which live as long as a catalog
+  // lists them: park only on partitions this shard still sees (then none is retired yet).
+  for (const auto& cell : cells_) {
+    if (shard.catalog().find(cell->key) != cell.get()) {
+      answer_gone(shard);
+      return;
+    }
+  }
+  if (group_wide_ && !shard.group_unchanged(*this)) {
+    evaluate(shard);  // The group rebalanced meanwhile: read the new assignment.
     return;
   }
   std::atomic<uint64_t>& total = shard.parked_total();
   if (total.fetch_add(1, std::memory_order_relaxed) >= shard.options().parked_total_max) {
     total.fetch_sub(1, std::memory_order_relaxed);
-    cell_.reset();
+    cells_.clear();
     finish(shard, Error::feature_unavailable);
     return;
   }
   if (woken_) shard.poll_counters().reparked++;
-  // The owner can read for a woken poll only where `want` is where the poll reads from.
-  const bool owner_reads = from == PollFrom::offset || from == PollFrom::next;
-  const Watch watch{.point = cell_.get(),
-                    .want = want_,
-                    .min_messages = std::max<uint32_t>(1, min_messages),
-                    .epoch = epoch_,
-                    .read_count = owner_reads ? count : 0};
-  const Result<ParkResult> parked = shard.waits().park({&watch, 1}, deadline_, *this, 0);
+  const Result<ParkResult> parked = shard.waits().park(watches_, deadline_, *this, 0);
   if (!parked.ok()) {
     total.fetch_sub(1, std::memory_order_relaxed);
-    cell_.reset();
+    cells_.clear();
     finish(shard, parked.error());
     return;
   }
   if (parked->state == WaitState::waiting) {
     wait_ = parked->wait;
+    if (group_wide_) shard.park_group_poll(*this);
     return;
   }
   total.fetch_sub(1, std::memory_order_relaxed);
@@ -158,16 +219,23 @@ void Poll::park(BrokerShard& shard) {
   }
 }
 
-void Poll::on_wait_done(Wait& parked, WaitState state, Registration* winner) {
-  BrokerShard& shard = *BrokerShard::current();
+void Poll::unpark(BrokerShard& shard) {
   wait_ = nullptr;
   shard.parked_total().fetch_sub(1, std::memory_order_relaxed);
+  if (group_wide_) shard.unpark_group_poll(*this);
+}
+
+void Poll::on_wait_done(Wait& parked, WaitState state, Registration* winner) {
+  BrokerShard& shard = *BrokerShard::current();
+  unpark(shard);
   switch (state) {
     case WaitState::notified: {
       storage::ReadView view = winner != nullptr ? winner->take_view() : storage::ReadView();
       if (!view.empty()) {
+        const auto& cell = static_cast<const PartitionCell&>(winner->point());
         result.messages = std::move(view);
-        result.current_offset = cell_->current_offset();
+        result.partition_id = cell.key.partition.value();
+        result.current_offset = cell.current_offset();
         answer(shard);
       } else {
         woken_ = true;
@@ -179,6 +247,24 @@ void Poll::on_wait_done(Wait& parked, WaitState state, Registration* winner) {
     case WaitState::aborted: on_abort(shard, parked.abort_reason()); return;
     default: answer_empty(shard); return;
   }
+}
+
+void Poll::rebalanced(BrokerShard& shard) {
+  shard.waits().cancel(*wait_);
+  unpark(shard);
+  woken_ = true;
+  // The group or the member may be gone: resolve again, keeping the deadline.
+  cells_.clear();
+  const Status resolved = resolve_group(shard);
+  if (!resolved.ok()) {
+    finish(shard, resolved);
+    return;
+  }
+  if (cells_.empty()) {
+    answer(shard);
+    return;
+  }
+  evaluate(shard);
 }
 
 void Poll::on_abort(BrokerShard& shard, AbortReason reason) {
@@ -194,19 +280,37 @@ void Poll::on_abort(BrokerShard& shard, AbortReason reason) {
 }
 
 void Poll::answer(BrokerShard& shard) {
-  cell_.reset();
+  cells_.clear();
   finish(shard, ok_status());
 }
 
 void Poll::answer_empty(BrokerShard& shard) {
   result.messages = storage::ReadView();
-  result.current_offset = cell_->current_offset();
+  result.partition_id = cells_.front()->key.partition.value();
+  result.current_offset = cells_.front()->current_offset();
   answer(shard);
 }
 
 void Poll::answer_gone(BrokerShard& shard) {
-  // The error an immediate poll gets now: 1009/1010, 2010/2011 or 3007.
-  cell_.reset();
+  // The error an immediate poll gets now: 1009/1010, 2010/2011, 3007, or the group's; a
+  // group member polling its assignment is evaluated again on what it has now.
+  cells_.clear();
+  if (consumer.kind == ConsumerRef::Kind::group) {
+    const Status resolved = resolve_group(shard);
+    if (!resolved.ok()) {
+      cells_.clear();
+      finish(shard, resolved);
+      return;
+    }
+    if (group_wide_) {
+      if (cells_.empty()) {
+        answer(shard);
+      } else {
+        evaluate(shard);
+      }
+      return;
+    }
+  }
   const auto again = shard.catalog().partition(stream, topic, partition.value_or(0));
   finish(shard, again.ok() ? Status(Error::partition_not_found) : Status(again.error()));
 }

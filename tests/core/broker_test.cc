@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <string>
 #include <thread>
@@ -63,6 +64,18 @@ class BrokerTest : public ::testing::Test {
     topic.settings.partitions_count = 4;
     ASSERT_TRUE(topic.call(*broker_).ok());
     ASSERT_EQ(topic.topic.partitions.size(), 4u);
+  }
+
+  // Stops the broker and starts a new one on the same data directory.
+  void restart() {
+    if (broker_ != nullptr) broker_->stop();
+    broker_.reset();
+    BrokerOptions options;
+    options.data_directory = directory_.string();
+    options.shards_count = 2;
+    auto broker = Broker::start(options);
+    ASSERT_TRUE(broker.ok()) << error_name(broker.error());
+    broker_ = std::move(broker).value();
   }
 
   void TearDown() override {
@@ -292,6 +305,235 @@ TEST_F(BrokerTest, CountersSeeParksWakesAndTimeouts) {
   EXPECT_EQ(stats.stats.reparked, 0u);
   EXPECT_EQ(stats.stats.partitions, 4u);
   EXPECT_EQ(stats.stats.messages_count, 1u);
+}
+
+TEST_F(BrokerTest, RestartKeepsCatalogMessagesAndOffsets) {
+  for (const char* payload : {"a", "b", "c"}) ASSERT_TRUE(append(3, payload).ok());
+  Blocking<StoreOffset> store;
+  store.stream = NameOrId::id(0);
+  store.topic = NameOrId::id(0);
+  store.partition = 3;
+  store.consumer = ConsumerRef{ConsumerRef::Kind::consumer, 4};
+  store.offset = 1;
+  ASSERT_TRUE(store.call(*broker_).ok());
+  Blocking<CreateTopic> doomed;
+  doomed.stream = NameOrId::id(0);
+  doomed.name = "doomed";
+  ASSERT_TRUE(doomed.call(*broker_).ok());
+  Blocking<DeleteTopic> remove;
+  remove.stream = NameOrId::id(0);
+  remove.topic = NameOrId::name("doomed").value();
+  ASSERT_TRUE(remove.call(*broker_).ok());
+
+  restart();
+
+  Blocking<GetStream> get;
+  get.stream = NameOrId::name("orders").value();
+  ASSERT_TRUE(get.call(*broker_).ok());
+  ASSERT_TRUE(get.result.has_value());
+  ASSERT_EQ(get.result->topics.size(), 1u);
+  EXPECT_EQ(get.result->topics[0].name, "events");
+  EXPECT_EQ(get.result->topics[0].settings.partitions_count, 4u);
+  EXPECT_EQ(get.result->stream.messages_count, 3u);
+
+  Blocking<Poll> poll;
+  prepare(poll, 3, 0, Duration(0));
+  poll.from = PollFrom::next;
+  poll.consumer = store.consumer;
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  ASSERT_EQ(poll.result.messages.count(), 1u);
+  EXPECT_EQ(payload_of(poll.result.messages), "c");
+
+  // Ids keep counting from where they were: the deleted topic's id is not reused.
+  Blocking<CreateTopic> next;
+  next.stream = NameOrId::id(0);
+  next.name = "next";
+  ASSERT_TRUE(next.call(*broker_).ok());
+  EXPECT_EQ(next.topic.topic.id, 2u);
+  Blocking<CreateStream> stream;
+  stream.name = "second";
+  ASSERT_TRUE(stream.call(*broker_).ok());
+  EXPECT_EQ(stream.stream.id, 1u);
+}
+
+TEST_F(BrokerTest, PartitionsAreAddedAndDeletedAtTheEndAndUpdatesAreKept) {
+  ASSERT_TRUE(append(3, "on the last partition").ok());
+  Blocking<Poll> parked;
+  prepare(parked, 3, 1, 4s);
+  auto waiting = std::async(std::launch::async, [&] { return parked.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  Blocking<DeletePartitions> remove;
+  remove.stream = NameOrId::id(0);
+  remove.topic = NameOrId::id(0);
+  remove.count = 2;
+  ASSERT_TRUE(remove.call(*broker_).ok());
+  EXPECT_EQ(waiting.get().error(), Error::partition_not_found);  // What a poll gets now.
+  remove.count = 3;
+  EXPECT_EQ(remove.call(*broker_).error(), Error::invalid_partitions_count);
+
+  Blocking<CreatePartitions> add;
+  add.stream = NameOrId::id(0);
+  add.topic = NameOrId::id(0);
+  add.count = 3;
+  ASSERT_TRUE(add.call(*broker_).ok());
+  Blocking<UpdateTopic> update;
+  update.stream = NameOrId::id(0);
+  update.topic = NameOrId::id(0);
+  update.name = "renamed";
+  update.settings.message_expiry_us = 60'000'000;
+  ASSERT_TRUE(update.call(*broker_).ok());
+  Blocking<UpdateStream> rename;
+  rename.stream = NameOrId::id(0);
+  rename.name = "orders-2";
+  ASSERT_TRUE(rename.call(*broker_).ok());
+
+  restart();
+  Blocking<GetTopic> get;
+  get.stream = NameOrId::name("orders-2").value();
+  get.topic = NameOrId::name("renamed").value();
+  ASSERT_TRUE(get.call(*broker_).ok());
+  ASSERT_TRUE(get.result.has_value());
+  EXPECT_EQ(get.result->partitions.size(), 5u);
+  EXPECT_EQ(get.result->topic.settings.message_expiry_us, 60'000'000u);
+  // Partition 3 is a new one: the old one's message went with it.
+  EXPECT_EQ(get.result->partitions[3].messages_count, 0u);
+}
+
+class GroupTest : public BrokerTest {
+ protected:
+  void SetUp() override {
+    BrokerTest::SetUp();
+    Blocking<CreateConsumerGroup> create;
+    create.stream = NameOrId::id(0);
+    create.topic = NameOrId::id(0);
+    create.name = "workers";
+    ASSERT_TRUE(create.call(*broker_).ok());
+    for (const uint32_t member : {10u, 11u})
+      ASSERT_TRUE(membership<JoinConsumerGroup>(member).ok());
+  }
+
+  template <typename Op>
+  Status membership(uint32_t member) {
+    Blocking<Op> op;
+    op.stream = NameOrId::id(0);
+    op.topic = NameOrId::id(0);
+    op.group = NameOrId::name("workers").value();
+    op.member = member;
+    return op.call(*broker_);
+  }
+
+  static void prepare_member(Poll& poll, uint32_t member, Duration wait) {
+    prepare(poll, 0, 0, wait);
+    poll.partition.reset();
+    poll.from = PollFrom::next;
+    poll.consumer.kind = ConsumerRef::Kind::group;
+    poll.group = NameOrId::id(0);
+    poll.member = member;
+  }
+};
+
+TEST_F(GroupTest, PartitionsAreDealtRoundRobinInJoinOrderAndGroupsSurviveRestart) {
+  Blocking<GetConsumerGroup> get;
+  get.stream = NameOrId::id(0);
+  get.topic = NameOrId::id(0);
+  get.group = NameOrId::id(0);
+  ASSERT_TRUE(get.call(*broker_).ok());
+  ASSERT_TRUE(get.result.has_value());
+  ASSERT_EQ(get.result->members.size(), 2u);
+  EXPECT_EQ(get.result->members[0].partitions, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(get.result->members[1].partitions, (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(membership<LeaveConsumerGroup>(12).error(), Error::consumer_group_member_not_found);
+
+  restart();
+  ASSERT_TRUE(get.call(*broker_).ok());
+  ASSERT_TRUE(get.result.has_value());
+  EXPECT_EQ(get.result->group.name, "workers");
+  EXPECT_TRUE(get.result->members.empty());  // Members are connections.
+}
+
+TEST_F(GroupTest, ParkedMemberWakesForItsPartitionsOnlyAndFollowsARebalance) {
+  Blocking<Poll> poll;
+  prepare_member(poll, 10, 4s);
+  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(append(1, "for member 11").ok());
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(parked.wait_for(0s), std::future_status::timeout);  // Not its partition.
+  ASSERT_TRUE(append(2, "for member 10").ok());
+  ASSERT_TRUE(parked.get().ok());
+  ASSERT_EQ(poll.result.messages.count(), 1u);
+  EXPECT_EQ(payload_of(poll.result.messages), "for member 10");
+  EXPECT_EQ(poll.result.partition_id, 2u);
+
+  // Member 11 leaves while 10 is parked: 10 now has every partition and sees partition 3.
+  prepare_member(poll, 10, 4s);
+  poll.from = PollFrom::offset;
+  poll.value = 1;  // Past what partitions 1 and 2 hold, so only a new message answers.
+  auto again = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(membership<LeaveConsumerGroup>(11).ok());
+  ASSERT_TRUE(append(3, "a").ok());
+  ASSERT_TRUE(append(3, "b").ok());
+  ASSERT_TRUE(again.get().ok());
+  ASSERT_EQ(poll.result.messages.count(), 1u);
+  EXPECT_EQ(payload_of(poll.result.messages), "b");
+  EXPECT_EQ(poll.result.partition_id, 3u);
+}
+
+TEST_F(GroupTest, NonMembersAndUnknownGroupsAreRefused) {
+  Blocking<Poll> poll;
+  prepare_member(poll, 99, Duration(0));
+  EXPECT_EQ(poll.call(*broker_).error(), Error::consumer_group_member_not_found);
+  prepare_member(poll, 10, Duration(0));
+  poll.group = NameOrId::name("nobody").value();
+  EXPECT_EQ(poll.call(*broker_).error(), Error::consumer_group_name_not_found);
+}
+
+TEST_F(BrokerTest, FlushWritesAppendedMessagesNow) {
+  ASSERT_TRUE(append(1, "durable").ok());
+  Blocking<FlushUnsavedBuffer> flush;
+  flush.stream = NameOrId::id(0);
+  flush.topic = NameOrId::id(0);
+  flush.partition = 1;
+  flush.fsync = true;
+  ASSERT_TRUE(flush.call(*broker_).ok());
+  // On disk now, though the background writer's interval has not come (64-byte header +
+  // "durable").
+  const auto log = directory_ / "streams/0/topics/0/partitions/1/00000000000000000000.log";
+  EXPECT_EQ(std::filesystem::file_size(log), 71u);
+  flush.partition = 9;
+  EXPECT_EQ(flush.call(*broker_).error(), Error::partition_not_found);
+}
+
+TEST_F(BrokerTest, TornLastMetadataRecordIsCutAndDamageBeforeTheEndRefusesToStart) {
+  broker_->stop();
+  broker_.reset();
+  const auto log = directory_ / "metadata.log";
+  const auto size = std::filesystem::file_size(log);
+  // A crash in the middle of the last record's write: cut, the rest survives.
+  std::filesystem::resize_file(log, size - 3);
+  restart();
+  Blocking<GetStreams> streams;
+  ASSERT_TRUE(streams.call(*broker_).ok());
+  ASSERT_EQ(streams.streams.size(), 1u);
+  EXPECT_EQ(streams.streams[0].topics_count, 0u);  // The topic was the cut record.
+  Blocking<CreateStream> second;
+  second.name = "second";
+  ASSERT_TRUE(second.call(*broker_).ok());
+
+  broker_->stop();
+  broker_.reset();
+  // Damage in the first record, with a whole record after it: refuse to start.
+  {
+    std::fstream file(log, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(16 + 8 + 2);
+    file.put('\x7f');
+  }
+  BrokerOptions options;
+  options.data_directory = directory_.string();
+  const auto broken = Broker::start(options);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error(), Error::state_file_corrupted);
 }
 
 }  // namespace

@@ -25,7 +25,9 @@ BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor,
       waits_(reactor, broker.options().waits),
       catalog_(std::move(catalog)) {
   waits_.set_win_hook(this);
-  if (id() == ShardId(0)) coordinator_ = std::make_unique<Coordinator>(*this, catalog_);
+  if (id() == ShardId(0)) {
+    coordinator_ = std::make_unique<Coordinator>(*this, catalog_, *broker.metadata_log_);
+  }
   current_shard = this;
 }
 
@@ -37,6 +39,17 @@ BrokerShard::~BrokerShard() {
 
 BrokerShard* BrokerShard::current() { return current_shard; }
 
+Status BrokerShard::open_partitions() {
+  for (const auto& [stream_id, stream] : catalog_->streams) {
+    for (const auto& [topic_id, topic] : stream->topics) {
+      for (const auto& cell : topic->partitions) {
+        if (cell->owner() == id()) HARK_TRY(open_partition(cell));
+      }
+    }
+  }
+  return ok_status();
+}
+
 Partition* BrokerShard::owned(const PartitionCell& cell) {
   if (cell.owner() != id()) return nullptr;
   const auto it = owned_.find(cell.key);
@@ -46,8 +59,30 @@ Partition* BrokerShard::owned(const PartitionCell& cell) {
 
 uint32_t BrokerShard::next_balanced(const TopicEntry& topic) { return balanced_[&topic]++; }
 
+uint32_t BrokerShard::next_group_start(const GroupEntry& group, uint32_t member) {
+  // Members come and go with connections; a cursor is only a starting point, so rather than
+  // track leaves, start over when the table gets large.
+  if (group_cursors_.size() > 65536) group_cursors_.clear();
+  return group_cursors_[{group.id, member}]++;
+}
+
+bool BrokerShard::group_unchanged(const Poll& poll) const {
+  const auto topic = catalog_->topic(poll.stream, poll.topic);
+  if (!topic.ok()) return false;
+  const auto group = (*topic)->group(poll.group);
+  if (!group.ok()) return false;
+  const GroupMemberInfo* const member = (*group)->member(poll.member);
+  return member != nullptr && member->partitions == poll.assigned_;
+}
+
 Status BrokerShard::apply(const Change& change) {
   catalog_ = change.catalog;
+  // Group members whose assignment changed are evaluated again on the new one.
+  std::vector<Poll*> moved;
+  parked_group_polls_.for_each([&](Poll& poll) {
+    if (!group_unchanged(poll)) moved.push_back(&poll);
+  });
+  for (Poll* poll : moved) poll->rebalanced(*this);
   Status result;
   for (const auto& cell : change.created) {
     if (cell->owner() != id()) continue;
@@ -73,7 +108,7 @@ void BrokerShard::retire(const Change& change) {
     Partition* const partition = owned(*cell);
     if (partition == nullptr) continue;
     waits_.release(*cell, AbortReason::deleted);
-    partition->log().close();
+    partition->close();
     owned_.erase(cell->key);
     const std::string directory = partition_directory(options().data_directory, cell->key);
     std::error_code error;
@@ -90,7 +125,11 @@ Status BrokerShard::open_partition(const std::shared_ptr<PartitionCell>& cell) {
                    std::string(error_name(log.error())));
     return log.error();
   }
-  owned_[cell->key] = std::make_unique<Partition>(cell, std::move(log).value());
+  auto offsets =
+      OffsetStore::open(reactor_.ring(), log_options(*cell).directory + "/consumer_offsets");
+  if (!offsets.ok()) return offsets.error();
+  owned_[cell->key] =
+      std::make_unique<Partition>(cell, std::move(log).value(), std::move(offsets).value());
   waits_.adopt(*cell);
   arm_retention();
   return ok_status();
@@ -152,7 +191,7 @@ void BrokerShard::release_partitions() {
 
 void BrokerShard::close_partitions() {
   reactor_.timers().cancel(retention_timer_);
-  for (auto& [key, partition] : owned_) partition->log().close();
+  for (auto& [key, partition] : owned_) partition->close();
   owned_.clear();
 }
 

@@ -21,6 +21,8 @@ namespace hark::core::internal {
 class BrokerShard final : private WinHook {
  public:
   BrokerShard(Broker& broker, io::Reactor& reactor, std::shared_ptr<const Catalog> catalog);
+  // At start: opens the partitions of the catalog this shard owns.
+  Status open_partitions();
   ~BrokerShard();
   BrokerShard(const BrokerShard&) = delete;
   BrokerShard& operator=(const BrokerShard&) = delete;
@@ -42,6 +44,14 @@ class BrokerShard final : private WinHook {
   Partition* owned(const PartitionCell& cell);
   // Balanced partitioning: the next partition of `topic` for appends from this shard.
   uint32_t next_balanced(const TopicEntry& topic);
+  // A group member's round-robin cursor: where its next group-wide poll starts.
+  uint32_t next_group_start(const GroupEntry& group, uint32_t member);
+
+  // Group polls parked here, re-evaluated when their group rebalances.
+  void park_group_poll(Poll& poll) { parked_group_polls_.push_back(poll); }
+  void unpark_group_poll(Poll& poll) { parked_group_polls_.remove(poll); }
+  // True if `poll`'s member still has the partitions it was evaluated on.
+  bool group_unchanged(const Poll& poll) const;
 
   // Metadata, in the coordinator's two rounds: apply a new catalog (open created partitions
   // this shard owns, purge purged ones), then retire removed ones (abort their parked polls
@@ -93,6 +103,10 @@ class BrokerShard final : private WinHook {
   std::unique_ptr<Coordinator> coordinator_;  // Shard 0 only.
   absl::flat_hash_map<PartitionKey, std::unique_ptr<Partition>> owned_;
   absl::flat_hash_map<const TopicEntry*, uint32_t> balanced_;
+  // (group id, member) -> polls so far. Group ids repeat across topics: two members sharing
+  // a cursor only shifts where their round robin starts.
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> group_cursors_;
+  IntrusiveList<Poll, GroupPollTag> parked_group_polls_;
   RetentionTimer retention_timer_{*this};
   PollCounters poll_counters_;
   bool shutting_down_ = false;

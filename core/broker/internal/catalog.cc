@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/broker/internal/journal.h"
+
 namespace hark::core::internal {
 
 uint64_t PartitionCell::current_offset() const {
@@ -32,6 +34,41 @@ TopicDetails TopicEntry::details() const {
   details.partitions.reserve(partitions.size());
   for (const auto& cell : partitions) details.partitions.push_back(cell->info());
   return details;
+}
+
+const GroupMemberInfo* GroupEntry::member(uint32_t client) const {
+  for (const GroupMemberInfo& candidate : members) {
+    if (candidate.id == client) return &candidate;
+  }
+  return nullptr;
+}
+
+void GroupEntry::assign(uint32_t partitions_count) {
+  for (GroupMemberInfo& candidate : members) candidate.partitions.clear();
+  if (members.empty()) return;
+  for (uint32_t p = 0; p < partitions_count; p++) {
+    members[p % members.size()].partitions.push_back(p);
+  }
+}
+
+GroupDetails GroupEntry::details(uint32_t partitions_count) const {
+  return GroupDetails{.group = GroupInfo{.id = id,
+                                         .name = name,
+                                         .partitions_count = partitions_count,
+                                         .members_count = static_cast<uint32_t>(members.size())},
+                      .members = members};
+}
+
+Result<const GroupEntry*> TopicEntry::group(const NameOrId& ref) const {
+  if (ref.is_id()) {
+    const auto it = groups.find(ref.number());
+    if (it == groups.end()) return Error::consumer_group_id_not_found;
+    return it->second.get();
+  }
+  for (const auto& [group_id, entry] : groups) {
+    if (entry->name == ref.text()) return entry.get();
+  }
+  return Error::consumer_group_name_not_found;
 }
 
 StreamInfo StreamEntry::info() const {
@@ -110,49 +147,159 @@ Result<StreamEntry*> CatalogEdit::writable_stream(const NameOrId& ref) {
   return writable;
 }
 
-StreamEntry& CatalogEdit::add_stream(std::string name) {
+StreamEntry& CatalogEdit::add_stream(uint32_t id, UnixMicros created_at, std::string name) {
+  journal_stream_created(journal, id, created_at, name);
   auto entry = std::make_shared<StreamEntry>();
-  entry->id = next_->next_stream_id++;
+  entry->id = id;
   entry->name = std::move(name);
-  entry->created_at = now();
+  entry->created_at = created_at;
+  next_->next_stream_id = std::max(next_->next_stream_id, id + 1);
   StreamEntry& added = *entry;
-  next_->streams[added.id] = std::move(entry);
+  next_->streams[id] = std::move(entry);
   return added;
 }
 
+void CatalogEdit::rename_stream(StreamEntry& stream, std::string name) {
+  journal_stream_updated(journal, stream.id, name);
+  stream.name = std::move(name);
+}
+
 void CatalogEdit::remove_stream(const StreamEntry& stream) {
+  journal_stream_deleted(journal, stream.id);
   for (const auto& [topic_id, topic] : stream.topics) {
     removed.insert(removed.end(), topic->partitions.begin(), topic->partitions.end());
   }
   next_->streams.erase(stream.id);
 }
 
-TopicEntry& CatalogEdit::add_topic(StreamEntry& stream, std::string name,
-                                   const TopicSettings& settings) {
+TopicEntry& CatalogEdit::add_topic(StreamEntry& stream, uint32_t id, UnixMicros created_at,
+                                   std::string name, const TopicSettings& settings) {
+  journal_topic_created(journal, stream.id, id, created_at, name, settings);
   auto entry = std::make_shared<TopicEntry>();
-  entry->id = stream.next_topic_id++;
+  entry->id = id;
   entry->name = std::move(name);
-  entry->created_at = now();
+  entry->created_at = created_at;
   entry->settings = settings;
+  stream.next_topic_id = std::max(stream.next_topic_id, id + 1);
   for (uint32_t p = 0; p < settings.partitions_count; p++) {
-    const PartitionKey key{StreamId(stream.id), TopicId(entry->id), PartitionId(p)};
-    const Owner owner = ownership_.lookup(key);
-    entry->partitions.push_back(
-        std::make_shared<PartitionCell>(key, owner.shard, entry->created_at));
+    entry->partitions.push_back(make_cell(stream, *entry, p, created_at));
   }
   created.insert(created.end(), entry->partitions.begin(), entry->partitions.end());
   TopicEntry& added = *entry;
-  stream.topics[added.id] = std::move(entry);
+  stream.topics[id] = std::move(entry);
   return added;
 }
 
+void CatalogEdit::update_topic(StreamEntry& stream, const TopicEntry& topic, std::string name,
+                               const TopicSettings& settings) {
+  journal_topic_updated(journal, stream.id, topic.id, name, settings);
+  TopicEntry& entry = writable_topic(stream, topic);
+  entry.name = std::move(name);
+  const uint32_t partitions = entry.settings.partitions_count;
+  entry.settings = settings;
+  entry.settings.partitions_count = partitions;
+}
+
 void CatalogEdit::remove_topic(StreamEntry& stream, const TopicEntry& topic) {
+  journal_topic_deleted(journal, stream.id, topic.id);
   removed.insert(removed.end(), topic.partitions.begin(), topic.partitions.end());
   stream.topics.erase(topic.id);
 }
 
+void CatalogEdit::add_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count,
+                                 UnixMicros created_at) {
+  journal_partitions_created(journal, stream.id, topic.id, count, created_at);
+  TopicEntry& entry = writable_topic(stream, topic);
+  for (uint32_t i = 0; i < count; i++) {
+    const auto id = static_cast<uint32_t>(entry.partitions.size());
+    entry.partitions.push_back(make_cell(stream, entry, id, created_at));
+    created.push_back(entry.partitions.back());
+  }
+  entry.settings.partitions_count = static_cast<uint32_t>(entry.partitions.size());
+  reassign_groups(entry);
+}
+
+void CatalogEdit::remove_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count) {
+  journal_partitions_deleted(journal, stream.id, topic.id, count);
+  TopicEntry& entry = writable_topic(stream, topic);
+  HARK_ASSERT(count <= entry.partitions.size());
+  for (uint32_t i = 0; i < count; i++) {
+    removed.push_back(std::move(entry.partitions.back()));
+    entry.partitions.pop_back();
+  }
+  entry.settings.partitions_count = static_cast<uint32_t>(entry.partitions.size());
+  reassign_groups(entry);
+}
+
+GroupEntry& CatalogEdit::add_group(StreamEntry& stream, const TopicEntry& topic, uint32_t id,
+                                   std::string name) {
+  journal_group_created(journal, stream.id, topic.id, id, name);
+  TopicEntry& entry = writable_topic(stream, topic);
+  auto group = std::make_shared<GroupEntry>();
+  group->id = id;
+  group->name = std::move(name);
+  entry.next_group_id = std::max(entry.next_group_id, id + 1);
+  GroupEntry& added = *group;
+  entry.groups[id] = std::move(group);
+  return added;
+}
+
+void CatalogEdit::remove_group(StreamEntry& stream, const TopicEntry& topic,
+                               const GroupEntry& group) {
+  journal_group_deleted(journal, stream.id, topic.id, group.id);
+  writable_topic(stream, topic).groups.erase(group.id);
+}
+
+void CatalogEdit::join_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
+                             uint32_t client) {
+  if (group.member(client) != nullptr) return;
+  TopicEntry& entry = writable_topic(stream, topic);
+  GroupEntry& changed = writable_group(entry, group);
+  changed.members.push_back(GroupMemberInfo{.id = client});
+  changed.assign(static_cast<uint32_t>(entry.partitions.size()));
+}
+
+bool CatalogEdit::leave_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
+                              uint32_t client) {
+  if (group.member(client) == nullptr) return false;
+  TopicEntry& entry = writable_topic(stream, topic);
+  GroupEntry& changed = writable_group(entry, group);
+  std::erase_if(changed.members, [&](const GroupMemberInfo& m) { return m.id == client; });
+  changed.assign(static_cast<uint32_t>(entry.partitions.size()));
+  return true;
+}
+
+GroupEntry& CatalogEdit::writable_group(TopicEntry& topic, const GroupEntry& group) {
+  auto copy = std::make_shared<GroupEntry>(group);
+  GroupEntry& writable = *copy;
+  topic.groups[group.id] = std::move(copy);
+  return writable;
+}
+
+void CatalogEdit::reassign_groups(TopicEntry& topic) {
+  for (auto& [id, group] : topic.groups) {
+    auto copy = std::make_shared<GroupEntry>(*group);
+    copy->assign(static_cast<uint32_t>(topic.partitions.size()));
+    group = std::move(copy);
+  }
+}
+
 void CatalogEdit::purge_topic(const TopicEntry& topic) {
   purged.insert(purged.end(), topic.partitions.begin(), topic.partitions.end());
+}
+
+TopicEntry& CatalogEdit::writable_topic(StreamEntry& stream, const TopicEntry& topic) {
+  auto copy = std::make_shared<TopicEntry>(topic);
+  TopicEntry& writable = *copy;
+  stream.topics[topic.id] = std::move(copy);
+  return writable;
+}
+
+std::shared_ptr<PartitionCell> CatalogEdit::make_cell(const StreamEntry& stream,
+                                                      const TopicEntry& topic, uint32_t partition,
+                                                      UnixMicros created_at) {
+  const PartitionKey key{StreamId(stream.id), TopicId(topic.id), PartitionId(partition)};
+  return std::make_shared<PartitionCell>(key, ownership_.lookup(key).shard, created_at);
 }
 
 }  // namespace hark::core::internal

@@ -42,15 +42,33 @@ class PartitionCell final : public CommitPoint {
   Partition* local = nullptr;
 };
 
+// A consumer group: its members (clients, in join order) and the partitions each is assigned.
+// Assignment rule: partition p goes to member p mod members_count, members in join order
+// (docs/architecture.md §Consumer groups); recomputed whenever members or partitions change.
+// Members are connections, so they are not persisted: after a restart every group is empty.
+struct GroupEntry {
+  uint32_t id = 0;
+  std::string name;
+  std::vector<GroupMemberInfo> members;
+
+  const GroupMemberInfo* member(uint32_t client) const;
+  void assign(uint32_t partitions_count);
+  GroupDetails details(uint32_t partitions_count) const;
+};
+
 struct TopicEntry {
   uint32_t id = 0;
   std::string name;
   UnixMicros created_at = 0;
   TopicSettings settings;
   std::vector<std::shared_ptr<PartitionCell>> partitions;  // Index = partition id.
+  std::map<uint32_t, std::shared_ptr<const GroupEntry>> groups;
+  uint32_t next_group_id = 0;
 
   TopicInfo info() const;
   TopicDetails details() const;
+  // Iggy's errors for a missing group: 5000 (by id) or 5003 (by name).
+  Result<const GroupEntry*> group(const NameOrId& ref) const;
 };
 
 struct StreamEntry {
@@ -84,29 +102,57 @@ struct Catalog {
   PartitionCell* find(const PartitionKey& key) const;
 };
 
-// The next catalog version, being made on shard 0 by one metadata command, and what the
-// shards must do to their partitions when they apply it.
+// The next catalog version, being made on shard 0 by one metadata command (or at start, by
+// replaying the metadata log), and what the shards must do to their partitions to get there.
+// Every change is also written to `journal` as a metadata log record (journal.h), with the
+// ids and times it assigned, so replaying the records rebuilds the same catalog.
 class CatalogEdit {
  public:
   CatalogEdit(const Catalog& base, const OwnershipMap& ownership, Clock& clock);
 
   const Catalog& catalog() const { return *next_; }
-  // A copy of the stream's entry, now part of the next version, to change.
-  Result<StreamEntry*> writable_stream(const NameOrId& ref);
-  StreamEntry& add_stream(std::string name);
-  void remove_stream(const StreamEntry& stream);
-  TopicEntry& add_topic(StreamEntry& stream, std::string name, const TopicSettings& settings);
-  void remove_topic(StreamEntry& stream, const TopicEntry& topic);
-  void purge_topic(const TopicEntry& topic);
-
   UnixMicros now() const { return clock_.realtime_now(); }
 
+  // A copy of the stream's entry, now part of the next version, to change.
+  Result<StreamEntry*> writable_stream(const NameOrId& ref);
+  StreamEntry& add_stream(uint32_t id, UnixMicros created_at, std::string name);
+  void rename_stream(StreamEntry& stream, std::string name);
+  void remove_stream(const StreamEntry& stream);
+  TopicEntry& add_topic(StreamEntry& stream, uint32_t id, UnixMicros created_at, std::string name,
+                        const TopicSettings& settings);
+  // Changes name and settings but not partitions_count (add_partitions / remove_partitions).
+  void update_topic(StreamEntry& stream, const TopicEntry& topic, std::string name,
+                    const TopicSettings& settings);
+  void remove_topic(StreamEntry& stream, const TopicEntry& topic);
+  void add_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count,
+                      UnixMicros created_at);
+  // Removes the last `count` partitions. Requires: count <= the topic's partitions.
+  void remove_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count);
+  // Data, not metadata: not journaled.
+  void purge_topic(const TopicEntry& topic);
+  GroupEntry& add_group(StreamEntry& stream, const TopicEntry& topic, uint32_t id,
+                        std::string name);
+  void remove_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group);
+  // Membership (not journaled: members are connections). join is idempotent; leave returns
+  // false if `client` is not a member.
+  void join_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
+                  uint32_t client);
+  bool leave_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
+                   uint32_t client);
+
   std::shared_ptr<const Catalog> take() { return std::move(next_); }
+  std::vector<std::byte> journal;
   std::vector<std::shared_ptr<PartitionCell>> created;
   std::vector<std::shared_ptr<PartitionCell>> removed;
   std::vector<std::shared_ptr<PartitionCell>> purged;
 
  private:
+  TopicEntry& writable_topic(StreamEntry& stream, const TopicEntry& topic);
+  GroupEntry& writable_group(TopicEntry& topic, const GroupEntry& group);
+  void reassign_groups(TopicEntry& topic);
+  std::shared_ptr<PartitionCell> make_cell(const StreamEntry& stream, const TopicEntry& topic,
+                                           uint32_t partition, UnixMicros created_at);
+
   std::shared_ptr<Catalog> next_;
   const OwnershipMap& ownership_;
   Clock& clock_;

@@ -21,8 +21,12 @@ std::string topic_directory(const std::string& data, uint32_t stream, uint32_t t
 
 }  // namespace
 
-Coordinator::Coordinator(BrokerShard& shard, std::shared_ptr<const Catalog> catalog)
-    : shard_(shard), catalog_(std::move(catalog)), tasks_(shard.broker().shards_count()) {
+Coordinator::Coordinator(BrokerShard& shard, std::shared_ptr<const Catalog> catalog,
+                         MetadataLog& log)
+    : shard_(shard),
+      log_(log),
+      catalog_(std::move(catalog)),
+      tasks_(shard.broker().shards_count()) {
   for (uint32_t i = 0; i < tasks_.size(); i++) {
     tasks_[i].coordinator = this;
     tasks_[i].target = ShardId(i);
@@ -53,8 +57,23 @@ void Coordinator::start_next() {
                      .purged = std::move(edit.purged)};
     failure_ = ok_status();
     undoing_ = false;
-    begin_round(Round::apply);
+    if (edit.journal.empty()) {
+      begin_round(Round::apply);  // Purge: data, not metadata.
+    } else {
+      log_.append(shard_.reactor().ring(), edit.journal, *this);
+    }
   }
+}
+
+void Coordinator::persisted(Status status) {
+  if (status.ok()) {
+    begin_round(Round::apply);
+    return;
+  }
+  change_ = Change{};
+  MetadataCommand& command = *std::exchange(current_, nullptr);
+  command.finish(shard_, status);
+  start_next();
 }
 
 void Coordinator::begin_round(Round round) {

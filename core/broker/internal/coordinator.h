@@ -6,6 +6,7 @@
 
 #include "core/base/result.h"
 #include "core/broker/internal/catalog.h"
+#include "core/broker/internal/metadata_log.h"
 #include "core/broker/operations.h"
 #include "io/reactor.h"
 
@@ -21,8 +22,8 @@ struct Change {
   std::vector<std::shared_ptr<PartitionCell>> purged;
 };
 
-// Runs metadata commands one at a time on shard 0 (which owns the catalog), in two rounds
-// over every shard:
+// Runs metadata commands one at a time on shard 0 (which owns the catalog): persists the
+// change in the metadata log (write + fdatasync), then runs two rounds over every shard:
 //   apply:  each shard takes the new catalog, opens the partitions it owns among `created`
 //           and purges those among `purged`;
 //   retire: (when partitions were removed) once no shard can reach them any more, each owner
@@ -30,9 +31,10 @@ struct Change {
 // The command is answered after the last round, so any connection sees its effect next.
 // If a shard fails to open a partition, the change is undone the same way (the old catalog
 // applied, the new partitions retired) and the command fails with that error.
-class Coordinator {
+class Coordinator final : private PersistDone {
  public:
-  Coordinator(BrokerShard& shard, std::shared_ptr<const Catalog> catalog);
+  // `log` persists each change before it is applied; it must outlive the coordinator.
+  Coordinator(BrokerShard& shard, std::shared_ptr<const Catalog> catalog, MetadataLog& log);
   ~Coordinator();
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
@@ -54,12 +56,14 @@ class Coordinator {
   };
 
   void start_next();
+  void persisted(Status status) override;
   void begin_round(Round round);
   void round_done(RoundTask& task);
   void complete();
   void remove_orphan_directories();
 
   BrokerShard& shard_;
+  MetadataLog& log_;
   std::shared_ptr<const Catalog> catalog_;
   std::deque<MetadataCommand*> queue_;
   std::vector<RoundTask> tasks_;

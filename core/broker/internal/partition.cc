@@ -5,8 +5,9 @@
 namespace hark::core::internal {
 
 Partition::Partition(std::shared_ptr<PartitionCell> cell,
-                     std::unique_ptr<storage::PartitionLog> log)
-    : cell_(std::move(cell)), log_(std::move(log)) {
+                     std::unique_ptr<storage::PartitionLog> log,
+                     std::unique_ptr<OffsetStore> offsets)
+    : cell_(std::move(cell)), log_(std::move(log)), offsets_(std::move(offsets)) {
   cell_->local = this;
   // A recovered log starts where its data ends; a fresh one at 0.
   cell_->publish(log_->next_offset().value());
@@ -27,7 +28,7 @@ Result<storage::AppendResult> Partition::append(WaitShard& waits,
 
 Status Partition::purge(WaitShard& waits) {
   HARK_TRY(log_->purge());
-  offsets_.clear();
+  offsets_->clear();
   waits.reset(*cell_, log_->next_offset().value());
   publish_figures();
   return ok_status();
@@ -37,6 +38,12 @@ Status Partition::apply_retention() {
   HARK_TRY_ASSIGN(const uint32_t deleted, log_->apply_retention());
   if (deleted > 0) publish_figures();
   return ok_status();
+}
+
+Result<uint32_t> Partition::delete_segments(uint32_t count) {
+  HARK_TRY_ASSIGN(const uint32_t deleted, log_->delete_segments(count));
+  publish_figures();
+  return deleted;
 }
 
 Result<Offset> Partition::start_for(PollFrom from, uint64_t value, uint32_t count,
@@ -59,16 +66,23 @@ Result<Offset> Partition::start_for(PollFrom from, uint64_t value, uint32_t coun
 }
 
 std::optional<uint64_t> Partition::stored_offset(const ConsumerRef& consumer) const {
-  const auto it = offsets_.find(consumer);
-  if (it == offsets_.end()) return std::nullopt;
-  return it->second;
+  return offsets_->get(consumer);
 }
 
 Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset) {
   if (log_->empty() && log_->next_offset().value() == 0) return Error::invalid_offset;
   if (offset >= log_->next_offset().value()) return Error::invalid_offset;
-  offsets_[consumer] = offset;
+  offsets_->set(consumer, offset);
   return ok_status();
+}
+
+Status Partition::delete_offset(const ConsumerRef& consumer) {
+  return offsets_->erase(consumer) ? ok_status() : Status(Error::consumer_offset_not_found);
+}
+
+void Partition::close() {
+  log_->close();
+  offsets_->close();
 }
 
 void Partition::publish_figures() {

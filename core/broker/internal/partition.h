@@ -4,10 +4,9 @@
 #include <optional>
 #include <span>
 
-#include <absl/container/flat_hash_map.h>
-
 #include "core/base/result.h"
 #include "core/broker/internal/catalog.h"
+#include "core/broker/internal/offset_store.h"
 #include "core/broker/operations.h"
 #include "core/wait/wait_shard.h"
 #include "storage/partition_log.h"
@@ -18,7 +17,8 @@ namespace hark::core::internal {
 // it publishes to (its PartitionCell). Used on the owner shard only.
 class Partition {
  public:
-  Partition(std::shared_ptr<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log);
+  Partition(std::shared_ptr<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
+            std::unique_ptr<OffsetStore> offsets);
   ~Partition();
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
@@ -32,6 +32,7 @@ class Partition {
   // Drops every message and stored offset; a new epoch at offset 0 (parked polls: empty).
   Status purge(WaitShard& waits);
   Status apply_retention();
+  Result<uint32_t> delete_segments(uint32_t count);
 
   // The first offset a poll reads (SEMANTICS.md §When a poll parks: it is also the `want` of
   // its registration when the poll parks).
@@ -41,14 +42,18 @@ class Partition {
   std::optional<uint64_t> stored_offset(const ConsumerRef& consumer) const;
   // invalid_offset (4100) past the last offset or on an empty partition, as Iggy 0.8.0.
   Status store_offset(const ConsumerRef& consumer, uint64_t offset);
+  // consumer_offset_not_found (3021) if nothing was stored.
+  Status delete_offset(const ConsumerRef& consumer);
+
+  // Writes out what is pending and closes the log and the offsets (drives the ring).
+  void close();
 
  private:
   void publish_figures();
 
   std::shared_ptr<PartitionCell> cell_;
   std::unique_ptr<storage::PartitionLog> log_;
-  // Kept in memory for now: persisted with the metadata in the next issue.
-  absl::flat_hash_map<ConsumerRef, uint64_t> offsets_;
+  std::unique_ptr<OffsetStore> offsets_;
 };
 
 }  // namespace hark::core::internal

@@ -1,0 +1,151 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/broker/operation.h"
+
+namespace hark::core {
+
+// Streams, topics and partitions: metadata commands and reads of the catalog.
+
+class CreateStream : public MetadataCommand {
+ public:
+  std::string name;
+  StreamInfo stream;  // Out.
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class DeleteStream : public MetadataCommand {
+ public:
+  NameOrId stream;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Drops every message of every partition of the stream and its stored offsets; each
+// partition restarts empty at offset 0 in a new epoch (parked polls are answered empty).
+class PurgeStream : public MetadataCommand {
+ public:
+  NameOrId stream;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class CreateTopic : public MetadataCommand {
+ public:
+  NameOrId stream;
+  std::string name;
+  TopicSettings settings;
+  TopicDetails topic;  // Out.
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class DeleteTopic : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class PurgeTopic : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class UpdateStream : public MetadataCommand {
+ public:
+  NameOrId stream;
+  std::string name;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Renames a topic and changes its settings (partitions_count is ignored: see CreatePartitions).
+// New retention settings apply to its partitions from their next open (restart).
+class UpdateTopic : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  std::string name;
+  TopicSettings settings;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Adds `count` partitions after the topic's last one.
+class CreatePartitions : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t count = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Deletes the topic's last `count` partitions, their messages and offsets.
+class DeletePartitions : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t count = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Reads of the catalog: answered on the home shard from its view.
+class GetStream : public Operation {
+ public:
+  NameOrId stream;
+  std::optional<StreamDetails> result;  // Out; nullopt if there is no such stream.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
+class GetStreams : public Operation {
+ public:
+  std::vector<StreamInfo> streams;  // Out, by id.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
+class GetTopic : public Operation {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  // Out; nullopt if there is no such topic. A missing stream is an error (1009/1010).
+  std::optional<TopicDetails> result;
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
+class GetTopics : public Operation {
+ public:
+  NameOrId stream;
+  std::vector<TopicInfo> topics;  // Out, by id.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
+}  // namespace hark::core

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/broker/operation.h"
+
+namespace hark::core {
+
+// Consumer groups: commands and reads.
+
+class CreateConsumerGroup : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  std::string name;
+  GroupInfo group;  // Out.
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class DeleteConsumerGroup : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  NameOrId group;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Makes client `member` a member (idempotent); the group's partitions are reassigned.
+class JoinConsumerGroup : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  NameOrId group;
+  uint32_t member = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// consumer_group_member_not_found (5006) if `member` had not joined.
+class LeaveConsumerGroup : public MetadataCommand {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  NameOrId group;
+  uint32_t member = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+// Client `member` went away: it leaves every group it joined.
+class LeaveConsumerGroups : public MetadataCommand {
+ public:
+  uint32_t member = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
+class GetConsumerGroup : public Operation {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  NameOrId group;
+  std::optional<GroupDetails> result;  // Out; nullopt if there is no such group.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
+class GetConsumerGroups : public Operation {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  std::vector<GroupInfo> groups;  // Out, by id.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
+}  // namespace hark::core

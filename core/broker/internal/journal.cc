@@ -1,0 +1,271 @@
+#include "core/broker/internal/journal.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+#include <string>
+
+#include "core/broker/internal/catalog.h"
+
+namespace hark::core::internal {
+
+namespace {
+
+// Appends little-endian fields to one record; finish() writes the framing.
+class RecordWriter {
+ public:
+  RecordWriter(std::vector<std::byte>& out, RecordKind kind) : out_(out), start_(out.size()) {
+    out_.resize(start_ + record_header_bytes);
+    u8(static_cast<uint8_t>(kind));
+  }
+  ~RecordWriter() {
+    const size_t payload = out_.size() - start_ - record_header_bytes;
+    const uint32_t checksum = XXH32(out_.data() + start_ + record_header_bytes, payload, 0);
+    put(start_, static_cast<uint32_t>(payload));
+    put(start_ + 4, checksum);
+  }
+  RecordWriter(const RecordWriter&) = delete;
+  RecordWriter& operator=(const RecordWriter&) = delete;
+
+  RecordWriter& u8(uint8_t value) { return raw(&value, 1); }
+  RecordWriter& u32(uint32_t value) { return raw(&value, 4); }
+  RecordWriter& u64(uint64_t value) { return raw(&value, 8); }
+  RecordWriter& name(std::string_view text) {
+    u8(static_cast<uint8_t>(text.size()));
+    return raw(text.data(), text.size());
+  }
+
+ private:
+  // Little-endian hosts only (x86-64, aarch64): the values are copied as they are in memory.
+  RecordWriter& raw(const void* bytes, size_t size) {
+    const size_t at = out_.size();
+    out_.resize(at + size);
+    std::memcpy(out_.data() + at, bytes, size);
+    return *this;
+  }
+  void put(size_t at, uint32_t value) { std::memcpy(out_.data() + at, &value, 4); }
+
+  std::vector<std::byte>& out_;
+  size_t start_;
+};
+
+class RecordReader {
+ public:
+  explicit RecordReader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+
+  bool u8(uint8_t& value) { return raw(&value, 1); }
+  bool u32(uint32_t& value) { return raw(&value, 4); }
+  bool u64(uint64_t& value) { return raw(&value, 8); }
+  bool name(std::string& text) {
+    uint8_t size = 0;
+    if (!u8(size) || size == 0 || bytes_.size() < size) return false;
+    text.assign(reinterpret_cast<const char*>(bytes_.data()), size);
+    bytes_ = bytes_.subspan(size);
+    return true;
+  }
+  bool settings(TopicSettings& settings) {
+    return u8(settings.compression) && u64(settings.message_expiry_us) &&
+           u64(settings.max_topic_size) && u8(settings.replication_factor);
+  }
+  bool at_end() const { return bytes_.empty(); }
+
+ private:
+  bool raw(void* value, size_t size) {
+    if (bytes_.size() < size) return false;
+    std::memcpy(value, bytes_.data(), size);
+    bytes_ = bytes_.subspan(size);
+    return true;
+  }
+
+  std::span<const std::byte> bytes_;
+};
+
+void write_settings(RecordWriter& writer, const TopicSettings& settings) {
+  writer.u8(settings.compression)
+      .u64(settings.message_expiry_us)
+      .u64(settings.max_topic_size)
+      .u8(settings.replication_factor);
+}
+
+Status corrupted() { return Error::state_file_corrupted; }
+
+}  // namespace
+
+void journal_stream_created(std::vector<std::byte>& out, uint32_t id, UnixMicros created_at,
+                            std::string_view name) {
+  RecordWriter(out, RecordKind::stream_created).u32(id).u64(created_at).name(name);
+}
+
+void journal_stream_deleted(std::vector<std::byte>& out, uint32_t id) {
+  RecordWriter(out, RecordKind::stream_deleted).u32(id);
+}
+
+void journal_stream_updated(std::vector<std::byte>& out, uint32_t id, std::string_view name) {
+  RecordWriter(out, RecordKind::stream_updated).u32(id).name(name);
+}
+
+void journal_topic_created(std::vector<std::byte>& out, uint32_t stream, uint32_t id,
+                           UnixMicros created_at, std::string_view name,
+                           const TopicSettings& settings) {
+  RecordWriter writer(out, RecordKind::topic_created);
+  writer.u32(stream).u32(id).u64(created_at).u32(settings.partitions_count);
+  write_settings(writer, settings);
+  writer.name(name);
+}
+
+void journal_topic_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t id) {
+  RecordWriter(out, RecordKind::topic_deleted).u32(stream).u32(id);
+}
+
+void journal_topic_updated(std::vector<std::byte>& out, uint32_t stream, uint32_t id,
+                           std::string_view name, const TopicSettings& settings) {
+  RecordWriter writer(out, RecordKind::topic_updated);
+  writer.u32(stream).u32(id);
+  write_settings(writer, settings);
+  writer.name(name);
+}
+
+void journal_partitions_created(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
+                                uint32_t count, UnixMicros created_at) {
+  RecordWriter(out, RecordKind::partitions_created)
+      .u32(stream)
+      .u32(topic)
+      .u32(count)
+      .u64(created_at);
+}
+
+void journal_partitions_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
+                                uint32_t count) {
+  RecordWriter(out, RecordKind::partitions_deleted).u32(stream).u32(topic).u32(count);
+}
+
+void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
+                           uint32_t id, std::string_view name) {
+  RecordWriter(out, RecordKind::group_created).u32(stream).u32(topic).u32(id).name(name);
+}
+
+void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
+                           uint32_t id) {
+  RecordWriter(out, RecordKind::group_deleted).u32(stream).u32(topic).u32(id);
+}
+
+Result<FramedRecord> next_record(std::span<const std::byte> bytes) {
+  if (bytes.size() < record_header_bytes) return Error::state_file_corrupted;
+  uint32_t length = 0;
+  uint32_t checksum = 0;
+  std::memcpy(&length, bytes.data(), 4);
+  std::memcpy(&checksum, bytes.data() + 4, 4);
+  if (length == 0 || bytes.size() - record_header_bytes < length)
+    return Error::state_file_corrupted;
+  const std::span<const std::byte> payload = bytes.subspan(record_header_bytes, length);
+  if (XXH32(payload.data(), payload.size(), 0) != checksum) return Error::state_file_corrupted;
+  return FramedRecord{payload, record_header_bytes + length};
+}
+
+Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
+  RecordReader reader(payload);
+  uint8_t kind = 0;
+  if (!reader.u8(kind)) return corrupted();
+  uint32_t stream_id = 0;
+  uint32_t id = 0;
+  uint32_t count = 0;
+  UnixMicros created_at = 0;
+  std::string name;
+  TopicSettings settings;
+  // Finds the stream (and topic) a record names, as the next catalog version's copy.
+  const auto stream = [&]() -> StreamEntry* {
+    auto found = edit.writable_stream(NameOrId::id(stream_id));
+    return found.ok() ? *found : nullptr;
+  };
+  const auto topic = [&](StreamEntry& entry) -> const TopicEntry* {
+    auto found = entry.topic(NameOrId::id(id));
+    return found.ok() ? *found : nullptr;
+  };
+  switch (static_cast<RecordKind>(kind)) {
+    case RecordKind::stream_created:
+      if (!reader.u32(stream_id) || !reader.u64(created_at) || !reader.name(name)) break;
+      if (edit.catalog().streams.count(stream_id) != 0) return corrupted();
+      edit.add_stream(stream_id, created_at, std::move(name));
+      return reader.at_end() ? ok_status() : corrupted();
+    case RecordKind::stream_deleted: {
+      if (!reader.u32(stream_id)) break;
+      StreamEntry* const entry = stream();
+      if (entry == nullptr) return corrupted();
+      edit.remove_stream(*entry);
+      return reader.at_end() ? ok_status() : corrupted();
+    }
+    case RecordKind::stream_updated: {
+      if (!reader.u32(stream_id) || !reader.name(name)) break;
+      StreamEntry* const entry = stream();
+      if (entry == nullptr) return corrupted();
+      edit.rename_stream(*entry, std::move(name));
+      return reader.at_end() ? ok_status() : corrupted();
+    }
+    case RecordKind::topic_created: {
+      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.u64(created_at) ||
+          !reader.u32(settings.partitions_count) || !reader.settings(settings) ||
+          !reader.name(name)) {
+        break;
+      }
+      StreamEntry* const entry = stream();
+      if (entry == nullptr || topic(*entry) != nullptr) return corrupted();
+      edit.add_topic(*entry, id, created_at, std::move(name), settings);
+      return reader.at_end() ? ok_status() : corrupted();
+    }
+    case RecordKind::topic_deleted: {
+      if (!reader.u32(stream_id) || !reader.u32(id)) break;
+      StreamEntry* const entry = stream();
+      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
+      if (found == nullptr) return corrupted();
+      edit.remove_topic(*entry, *found);
+      return reader.at_end() ? ok_status() : corrupted();
+    }
+    case RecordKind::topic_updated: {
+      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.settings(settings) ||
+          !reader.name(name)) {
+        break;
+      }
+      StreamEntry* const entry = stream();
+      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
+      if (found == nullptr) return corrupted();
+      edit.update_topic(*entry, *found, std::move(name), settings);
+      return reader.at_end() ? ok_status() : corrupted();
+    }
+    case RecordKind::partitions_created:
+    case RecordKind::partitions_deleted: {
+      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.u32(count)) break;
+      const bool create = static_cast<RecordKind>(kind) == RecordKind::partitions_created;
+      if (create && !reader.u64(created_at)) break;
+      StreamEntry* const entry = stream();
+      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
+      if (found == nullptr || (!create && count > found->partitions.size())) return corrupted();
+      if (create) {
+        edit.add_partitions(*entry, *found, count, created_at);
+      } else {
+        edit.remove_partitions(*entry, *found, count);
+      }
+      return reader.at_end() ? ok_status() : corrupted();
+    }
+    case RecordKind::group_created:
+    case RecordKind::group_deleted: {
+      uint32_t group_id = 0;
+      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.u32(group_id)) break;
+      const bool create = static_cast<RecordKind>(kind) == RecordKind::group_created;
+      if (create && !reader.name(name)) break;
+      StreamEntry* const entry = stream();
+      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
+      if (found == nullptr) return corrupted();
+      const auto group = found->group(NameOrId::id(group_id));
+      if (create == group.ok()) return corrupted();
+      if (create) {
+        edit.add_group(*entry, *found, group_id, std::move(name));
+      } else {
+        edit.remove_group(*entry, *found, **group);
+      }
+      return reader.at_end() ? ok_status() : corrupted();
+    }
+  }
+  return corrupted();
+}
+
+}  // namespace hark::core::internal

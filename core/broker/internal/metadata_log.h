@@ -1,0 +1,64 @@
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/result.h"
+#include "core/broker/internal/catalog.h"
+#include "core/ownership_map.h"
+#include "io/completion.h"
+#include "io/ring.h"
+
+namespace hark::core::internal {
+
+// Told once when a MetadataLog append is durable, or why it is not.
+class PersistDone {
+ public:
+  virtual void persisted(Status status) = 0;
+
+ protected:
+  ~PersistDone() = default;
+};
+
+// The catalog on disk: <data>/metadata.log, an 16-byte header ("HARKMETA", format version u32,
+// reserved u32) and then journal records (journal.h) appended in order. A command is
+// acknowledged only after its record is written and fdatasynced, so a restart never forgets
+// an acknowledged change. docs/storage-format.md §Metadata log.
+class MetadataLog final : private io::Completion {
+ public:
+  static constexpr uint32_t format_version = 1;
+
+  // Opens (creating if absent) and replays the log into `catalog`. A last record that is cut
+  // short or fails its checksum (a crash during its write: it was never acknowledged) is cut
+  // off and logged. Errors: invalid_version (another format), state_file_corrupted (a record
+  // that decodes but does not fit the catalog), file errors. Blocking: at start only.
+  static Result<std::unique_ptr<MetadataLog>> open(const std::string& path,
+                                                   const OwnershipMap& ownership, Clock& clock,
+                                                   std::shared_ptr<const Catalog>& catalog);
+  ~MetadataLog();
+  MetadataLog(const MetadataLog&) = delete;
+  MetadataLog& operator=(const MetadataLog&) = delete;
+
+  // Shard 0, one at a time: appends `records` through `ring` and fdatasyncs; then calls
+  // `done.persisted()` (cannot_write_to_file / cannot_sync_file on failure, the file cut
+  // back to where it was).
+  void append(io::Ring& ring, std::span<const std::byte> records, PersistDone& done);
+
+ private:
+  explicit MetadataLog(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  void complete(int32_t result, uint32_t flags) override;
+  void fail(Error error);
+
+  int fd_;
+  uint64_t size_;  // Of the acknowledged records.
+  io::Ring* ring_ = nullptr;
+  PersistDone* done_ = nullptr;
+  std::vector<std::byte> pending_;
+  uint64_t written_ = 0;  // Of pending_.
+  bool syncing_ = false;
+};
+
+}  // namespace hark::core::internal

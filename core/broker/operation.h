@@ -1,0 +1,177 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/base/units.h"
+#include "core/broker/name_or_id.h"
+#include "io/reactor.h"
+
+namespace hark::core {
+
+class Broker;
+namespace internal {
+class BrokerShard;
+class CatalogEdit;
+class Coordinator;
+class PartitionCell;
+}  // namespace internal
+
+// What the broker reports about a stream, a topic and a partition (Iggy's fields; times are
+// µs since the epoch, sizes in bytes).
+struct StreamInfo {
+  uint32_t id = 0;
+  UnixMicros created_at = 0;
+  std::string name;
+  uint32_t topics_count = 0;
+  uint64_t size_bytes = 0;
+  uint64_t messages_count = 0;
+};
+
+// How a topic is created. message_expiry_us: 0 = server default, UINT64_MAX = never;
+// max_topic_size: 0 = server default, UINT64_MAX = unlimited (both kept and reported; retention
+// by them is applied by the log). compression: 1 none, 2 gzip (reported, not applied: messages
+// are stored as sent).
+struct TopicSettings {
+  uint32_t partitions_count = 1;
+  uint8_t compression = 1;
+  uint64_t message_expiry_us = 0;
+  uint64_t max_topic_size = 0;
+  uint8_t replication_factor = 1;
+};
+
+struct PartitionInfo {
+  uint32_t id = 0;
+  UnixMicros created_at = 0;
+  uint32_t segments_count = 0;
+  uint64_t current_offset = 0;  // Last offset; 0 when empty (as Iggy reports it).
+  uint64_t size_bytes = 0;
+  uint64_t messages_count = 0;
+};
+
+struct TopicInfo {
+  uint32_t id = 0;
+  UnixMicros created_at = 0;
+  std::string name;
+  TopicSettings settings;
+  uint64_t size_bytes = 0;
+  uint64_t messages_count = 0;
+};
+
+struct TopicDetails {
+  TopicInfo topic;
+  std::vector<PartitionInfo> partitions;
+};
+
+struct StreamDetails {
+  StreamInfo stream;
+  std::vector<TopicInfo> topics;
+};
+
+struct GroupInfo {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t partitions_count = 0;
+  uint32_t members_count = 0;
+};
+
+struct GroupMemberInfo {
+  uint32_t id = 0;                   // The member's client id.
+  std::vector<uint32_t> partitions;  // Assigned to it.
+};
+
+struct GroupDetails {
+  GroupInfo group;
+  std::vector<GroupMemberInfo> members;
+};
+
+// Who polls or stores an offset. A named consumer is hashed to its id by the caller (the
+// server uses Iggy's XXH32 rule). For a group, operations take the group by id or name in a
+// separate `group` field and fill in `id` themselves.
+struct ConsumerRef {
+  enum class Kind : uint8_t { consumer = 1, group = 2 };
+  Kind kind = Kind::consumer;
+  uint32_t id = 0;
+
+  bool operator==(const ConsumerRef&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H state, const ConsumerRef& consumer) {
+    return H::combine(std::move(state), consumer.kind, consumer.id);
+  }
+};
+
+// Where a poll starts (SEMANTICS.md §When a poll parks): the same values as Iggy's wire.
+enum class PollFrom : uint8_t { offset = 1, timestamp = 2, first = 3, last = 4, next = 5 };
+
+// Which partition of a topic an append goes to.
+struct Partitioning {
+  enum class Kind : uint8_t {
+    balanced,   // Round robin per topic (per home shard).
+    partition,  // `value` is the partition id.
+    key_hash,   // `value` is a hash of the message key: partition = value % partitions_count.
+  };
+  Kind kind = Kind::balanced;
+  uint32_t value = 0;
+};
+
+// Everything a Broker does is an Operation: the caller fills in the inputs, submits it with
+// Broker::submit() and reads the outputs in done(). The object travels between shards as a task
+// (no allocation per operation) and belongs to the broker from submit() until done() returns;
+// the caller keeps it alive meanwhile and may destroy or reuse it from inside done().
+//
+// done() runs exactly once, on the operation's home shard: the shard that submitted it, or
+// shard 0 for a submit from a thread outside the broker (hand the result to your own thread
+// from done(), as Blocking<Op> in blocking.h does). It may run before submit() returns.
+class Operation : public io::Task {
+ public:
+  virtual ~Operation() = default;
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
+
+  virtual void done() = 0;
+
+  // ok, or the Iggy error the operation failed with.
+  const Status& status() const { return status_; }
+
+ protected:
+  Operation() = default;
+
+ private:
+  friend class Broker;
+  friend class internal::BrokerShard;
+  friend class internal::Coordinator;
+
+  void run() final;
+  // One step of the operation on the shard that runs it; `stage_` says which.
+  virtual void step(internal::BrokerShard& shard) = 0;
+
+ protected:
+  // Ends the operation: back to the home shard if needed, then done().
+  void finish(internal::BrokerShard& shard, Status status);
+  void go_to(internal::BrokerShard& shard, ShardId target, uint8_t stage);
+
+  Status status_;
+  ShardId home_{};
+  uint8_t stage_ = 0;
+};
+
+// A change of the catalog (streams, topics, partitions). Applied by shard 0, then by every
+// shard; answered only after every shard applied it, so a following command on any connection
+// sees it (read-your-writes).
+class MetadataCommand : public Operation {
+ protected:
+  MetadataCommand() = default;
+
+ private:
+  friend class internal::Coordinator;
+  void step(internal::BrokerShard& shard) final;
+  // On shard 0: checks the command against the catalog and records the change in `edit`.
+  virtual Status apply(internal::CatalogEdit& edit) = 0;
+};
+
+}  // namespace hark::core

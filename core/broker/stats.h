@@ -1,0 +1,30 @@
+#pragma once
+
+#include <cstdint>
+
+#include "core/broker/operation.h"
+#include "core/wait/wait_shard.h"
+
+namespace hark::core {
+
+// Counters of every shard, summed (docs/long-polling.md §Counters).
+struct BrokerStats {
+  WaitCounters waits;
+  uint64_t reevaluated = 0;     // Woken polls the owner could not answer with data at once.
+  uint64_t reparked = 0;        // Woken polls that found nothing and parked again.
+  uint64_t eventfd_writes = 0;  // Cross-shard wakes of sleeping shards.
+  uint64_t partitions = 0;
+  uint64_t messages_count = 0;
+  uint64_t size_bytes = 0;
+};
+
+class GetStats : public Operation {
+ public:
+  BrokerStats stats;  // Out.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+  uint32_t visited_ = 0;
+};
+
+}  // namespace hark::core
