@@ -24,9 +24,10 @@ size_t ahead_max_of(const protocol::FrameLimits& limits) {
 
 }  // namespace
 
-Connection::Connection(ShardServer& shard, int fd, std::string peer)
+Connection::Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer)
     : shard_(shard),
       fd_(fd),
+      client_id_(client_id),
       peer_(std::move(peer)),
       sender_(shard.ring()),
       requests_(shard.options().frame_limits, ahead_max_of(shard.options().frame_limits)) {}
@@ -207,6 +208,7 @@ void Connection::store_polled_offset() {
   HARK_ASSERT(!commit_busy_);
   HARK_ASSERT(!poll.result.messages.empty());
   commit_.consumer = poll.consumer;
+  commit_.group = poll.group;
   commit_.stream = poll.stream;
   commit_.topic = poll.topic;
   commit_.partition = poll.result.partition_id;

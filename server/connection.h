@@ -62,8 +62,9 @@ class AutoCommit final : public core::StoreOffset {
 // request once buffers have grown (control-plane responses reuse one Bytes).
 class Connection final : public ListHook<>, private io::SendDone {
  public:
-  // Takes ownership of `fd` (an accepted, connected socket). `peer` is for logs.
-  Connection(ShardServer& shard, int fd, std::string peer);
+  // Takes ownership of `fd` (an accepted, connected socket). `client_id` is unique in the
+  // process (Iggy's client id; a consumer group's member id). `peer` is for logs.
+  Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -78,6 +79,7 @@ class Connection final : public ListHook<>, private io::SendDone {
   bool closed() const { return closed_; }
   // True while the broker may still call back (an operation or an auto-commit in flight).
   bool broker_busy() const { return op_busy_ || commit_busy_; }
+  uint32_t client_id() const { return client_id_; }
   const std::string& peer() const { return peer_; }
 
  private:
@@ -157,6 +159,7 @@ class Connection final : public ListHook<>, private io::SendDone {
 
   ShardServer& shard_;
   int fd_;
+  const uint32_t client_id_;
   std::string peer_;
   Receive receive_{*this};
   io::Sender sender_;

@@ -119,7 +119,7 @@ Status Connection::handle(const protocol::SendMessagesRequest& request) {
 
 Status Connection::handle(const protocol::PollMessagesRequest& request) {
   auto& op = start_op<core::Poll>();
-  HARK_TRY(fill_poll(request, op));
+  HARK_TRY(fill_poll(request, client_id_, op));
   auto_commit_ = request.auto_commit;
   poll_cancelled_ = false;
   submit(op);
@@ -128,7 +128,7 @@ Status Connection::handle(const protocol::PollMessagesRequest& request) {
 
 Status Connection::handle(const protocol::GetConsumerOffsetRequest& request) {
   auto& op = start_op<core::GetOffset>();
-  op.consumer = consumer_ref(request.consumer);
+  HARK_TRY(fill_consumer(request.consumer, op.consumer, op.group));
   HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
   HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
   op.partition = request.partition_id;
@@ -138,7 +138,7 @@ Status Connection::handle(const protocol::GetConsumerOffsetRequest& request) {
 
 Status Connection::handle(const protocol::StoreConsumerOffsetRequest& request) {
   auto& op = start_op<core::StoreOffset>();
-  op.consumer = consumer_ref(request.consumer);
+  HARK_TRY(fill_consumer(request.consumer, op.consumer, op.group));
   HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
   HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
   op.partition = request.partition_id;

@@ -67,13 +67,18 @@ Result<core::NameOrId> name_or_id(const protocol::Identifier& id) {
   return core::NameOrId::name(id.name());
 }
 
-core::ConsumerRef consumer_ref(const protocol::Consumer& consumer) {
-  core::ConsumerRef ref;
-  ref.kind = consumer.kind == protocol::ConsumerKind::group ? core::ConsumerRef::Kind::group
-                                                            : core::ConsumerRef::Kind::consumer;
+Status fill_consumer(const protocol::Consumer& consumer, core::ConsumerRef& ref,
+                     core::NameOrId& group) {
+  if (consumer.kind == protocol::ConsumerKind::group) {
+    ref.kind = core::ConsumerRef::Kind::group;
+    ref.id = consumer.id.number();
+    HARK_TRY_ASSIGN(group, name_or_id(consumer.id));
+    return ok_status();
+  }
+  ref.kind = core::ConsumerRef::Kind::consumer;
   ref.id = consumer.id.is_numeric() ? consumer.id.number()
                                     : protocol::consumer_id_of_name(consumer.id.name());
-  return ref;
+  return ok_status();
 }
 
 core::Partitioning partitioning(const protocol::Partitioning& partitioning) {
@@ -94,11 +99,13 @@ core::Partitioning partitioning(const protocol::Partitioning& partitioning) {
   return result;
 }
 
-Status fill_poll(const protocol::PollMessagesRequest& request, core::Poll& poll) {
+Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_id,
+                 core::Poll& poll) {
   HARK_TRY_ASSIGN(poll.stream, name_or_id(request.stream_id));
   HARK_TRY_ASSIGN(poll.topic, name_or_id(request.topic_id));
   poll.partition = request.partition_id;
-  poll.consumer = consumer_ref(request.consumer);
+  HARK_TRY(fill_consumer(request.consumer, poll.consumer, poll.group));
+  poll.member = client_id;
   poll.from = poll_from(request.strategy.kind);
   poll.value = request.strategy.value;
   poll.count = request.count;

@@ -29,18 +29,22 @@ Result<uint32_t> check_login(const protocol::LoginUserRequest& request);
 // A stream or topic as the wire names it.
 Result<core::NameOrId> name_or_id(const protocol::Identifier& id);
 
-// A consumer: numeric ids as they are; named ones hashed with XXH32 as Iggy 0.8.0 does
-// (protocol::consumer_id_of_name), for consumers and, until groups exist, groups alike.
-core::ConsumerRef consumer_ref(const protocol::Consumer& consumer);
+// A consumer: numeric ids as they are, named ones hashed with XXH32 as Iggy 0.8.0 does
+// (protocol::consumer_id_of_name). A group is named by `group` instead (its id or name; the
+// broker resolves it and sets the ConsumerRef's id). Errors: those of name_or_id().
+Status fill_consumer(const protocol::Consumer& consumer, core::ConsumerRef& ref,
+                     core::NameOrId& group);
 
 // partition_id as is; balanced; messages_key → key_hash with XXH32 of the key (the broker
 // takes it modulo the partition count, as Iggy 0.8.0).
 core::Partitioning partitioning(const protocol::Partitioning& partitioning);
 
-// Fills a poll from its request. wait_timeout_us becomes Poll::wait (the broker clamps it to
-// its max_wait); auto_commit is not passed on: the server stores the offset itself once the
-// response is written. Errors: those of name_or_id().
-Status fill_poll(const protocol::PollMessagesRequest& request, core::Poll& poll);
+// Fills a poll from its request; `client_id` is the polling connection (a group member).
+// wait_timeout_us becomes Poll::wait (the broker clamps it to its max_wait); auto_commit is not
+// passed on: the server stores the offset itself once the response is written. Errors: those
+// of name_or_id().
+Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_id,
+                 core::Poll& poll);
 
 // Fills an append from a decoded send. `request`'s message views must outlive the append.
 Status fill_append(const protocol::SendMessagesRequest& request, core::Append& append);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -23,6 +24,9 @@ constexpr uint16_t receive_group = 1;
 constexpr Duration accept_retry_delay = std::chrono::milliseconds(100);
 // How long teardown waits for the kernel to finish cancelled receives and sends.
 constexpr Duration drain_timeout = std::chrono::seconds(1);
+
+// Iggy's client ids: unique in the process, over all shards, from 1.
+std::atomic<uint32_t> next_client_id{1};
 
 std::string peer_of(int fd) {
   io::SocketAddress address;
@@ -114,8 +118,9 @@ void ShardServer::accept_connection(int fd) {
     ::close(fd);
     return;
   }
-  auto connection = std::make_unique<Connection>(*this, fd, peer_of(fd));
-  HARK_LOG_DEBUG("shard %u: connection %s accepted", id().value(), connection->peer());
+  const uint32_t client_id = next_client_id.fetch_add(1, std::memory_order_relaxed);
+  auto connection = std::make_unique<Connection>(*this, fd, client_id, peer_of(fd));
+  HARK_LOG_DEBUG("shard %u: client %u (%s) connected", id().value(), client_id, connection->peer());
   Connection& adopted = *connection.release();  // Owned by the lists until collect().
   live_.push_back(adopted);
   adopted.start();

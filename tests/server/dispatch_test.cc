@@ -47,13 +47,27 @@ TEST(NameOrIdOf, KeepsNumbersAndNames) {
   EXPECT_EQ(name.text(), "orders");
 }
 
-TEST(ConsumerRefOf, HashesNamedConsumersWithXxh32) {
-  protocol::Consumer named{protocol::ConsumerKind::consumer, *protocol::Identifier::named("iggy")};
-  EXPECT_EQ(consumer_ref(named).id, 0x96377a10u);  // XXH32("iggy"), tests/protocol/hash_test.
-  EXPECT_EQ(consumer_ref(named).kind, core::ConsumerRef::Kind::consumer);
-  protocol::Consumer group{protocol::ConsumerKind::group, protocol::Identifier::numeric(3)};
-  EXPECT_EQ(consumer_ref(group).id, 3u);
-  EXPECT_EQ(consumer_ref(group).kind, core::ConsumerRef::Kind::group);
+TEST(FillConsumer, HashesNamedConsumersAndNamesGroups) {
+  core::ConsumerRef ref;
+  core::NameOrId group;
+  const protocol::Consumer named{protocol::ConsumerKind::consumer,
+                                 *protocol::Identifier::named("iggy")};
+  ASSERT_TRUE(fill_consumer(named, ref, group).ok());
+  EXPECT_EQ(ref.id, 0x96377a10u);  // XXH32("iggy"), as in tests/protocol/hash_test.cc.
+  EXPECT_EQ(ref.kind, core::ConsumerRef::Kind::consumer);
+
+  const protocol::Consumer numbered{protocol::ConsumerKind::group,
+                                    protocol::Identifier::numeric(3)};
+  ASSERT_TRUE(fill_consumer(numbered, ref, group).ok());
+  EXPECT_EQ(ref.kind, core::ConsumerRef::Kind::group);
+  EXPECT_TRUE(group.is_id());
+  EXPECT_EQ(group.number(), 3u);
+
+  const protocol::Consumer grouped{protocol::ConsumerKind::group,
+                                   *protocol::Identifier::named("workers")};
+  ASSERT_TRUE(fill_consumer(grouped, ref, group).ok());
+  EXPECT_EQ(ref.kind, core::ConsumerRef::Kind::group);
+  EXPECT_EQ(group.text(), "workers");  // The broker resolves the name to the group's id.
 }
 
 TEST(PartitioningOf, MapsEveryKindAndHashesKeys) {
@@ -79,8 +93,9 @@ TEST(FillPoll, CarriesEveryFieldAndTheWaitInMicroseconds) {
   request.auto_commit = true;
   request.wait_timeout_us = 2500;
   TestPoll poll;
-  ASSERT_TRUE(fill_poll(request, poll).ok());
+  ASSERT_TRUE(fill_poll(request, /*client_id=*/9, poll).ok());
   EXPECT_EQ(poll.stream.number(), 1u);
+  EXPECT_EQ(poll.member, 9u);
   EXPECT_EQ(poll.topic.text(), "events");
   EXPECT_EQ(poll.partition, 4u);
   EXPECT_EQ(poll.consumer.id, protocol::consumer_id_of_name("reader"));
@@ -95,10 +110,10 @@ TEST(FillPoll, AHugeWaitSaturatesInsteadOfOverflowing) {
   protocol::PollMessagesRequest request;
   request.wait_timeout_us = UINT64_MAX;
   TestPoll poll;
-  ASSERT_TRUE(fill_poll(request, poll).ok());
+  ASSERT_TRUE(fill_poll(request, 1, poll).ok());
   EXPECT_EQ(poll.wait, Duration::max());
   request.wait_timeout_us = 0;
-  ASSERT_TRUE(fill_poll(request, poll).ok());
+  ASSERT_TRUE(fill_poll(request, 1, poll).ok());
   EXPECT_EQ(poll.wait, Duration(0));
 }
 
