@@ -89,7 +89,9 @@ void Connection::recv_complete(int32_t result, uint32_t flags) {
 }
 
 void Connection::received(std::span<const std::byte> bytes) {
-  if (closing_) return;
+  // After a rejected frame the rest of it (up to the size it announced) is not stored: the
+  // connection closes once the error is written.
+  if (closing_ || close_after_response_) return;
   if (!requests_.append(bytes)) {
     HARK_LOG_WARN("connection %s: over %u bytes sent ahead of an unanswered request; closing",
                   peer_, ahead_max_of(shard_.options().frame_limits));
