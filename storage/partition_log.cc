@@ -171,4 +171,9 @@ Status PartitionLog::flush(bool fsync) {
   return writer_.drain(fsync);
 }
 
+void PartitionLog::flush(bool fsync, FlushCompletion& done) {
+  HARK_ASSERT(open_);
+  writer_.flush(fsync, done);
+}
+
 }  // namespace hark::storage

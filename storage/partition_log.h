@@ -119,6 +119,10 @@ class PartitionLog {
   // Writes out everything appended so far, and fdatasyncs every file if `fsync`; returns the
   // background failure if one stops it. Drives the reactor: never call from a completion.
   Status flush(bool fsync);
+  // The same without blocking: `done.flushed()` once the bytes appended before this call are
+  // written (and their .log synced if `fsync`), or with the failure that stopped the writes
+  // (they go on being retried). May complete before the call returns.
+  void flush(bool fsync, FlushCompletion& done);
   // Writes out and syncs pending data (logging a failure), waits for in-flight disk
   // operations, releases memory, files and the directory lock. Drives the reactor: never call
   // from a completion. Idempotent.

@@ -3,11 +3,16 @@
 #include <cstdint>
 #include <span>
 
+#include "core/base/intrusive_list.h"
 #include "core/base/result.h"
 #include "core/base/units.h"
 #include "storage/chunk.h"
 
 namespace hark::storage {
+
+namespace internal {
+class LogWriter;
+}
 
 // Committed messages of one partition, contiguous and in Iggy's stored format (64-byte header,
 // payload, user headers; docs/storage-format.md), ready to be written to a socket as they are.
@@ -53,6 +58,23 @@ class ReadCompletion {
 
  protected:
   ~ReadCompletion() = default;
+};
+
+// Receives the end of an asynchronous PartitionLog::flush(): once, on the log's shard, when
+// every byte appended before the call is written (and synced, if asked), or with the error
+// that stopped it. The object must stay alive until then.
+struct FlushTag;
+class FlushCompletion : public ListHook<FlushTag> {
+ public:
+  virtual void flushed(Status status) = 0;
+
+ protected:
+  virtual ~FlushCompletion() = default;
+
+ private:
+  friend class internal::LogWriter;
+  uint64_t target_ = 0;
+  bool sync_ = false;
 };
 
 }  // namespace hark::storage

@@ -28,6 +28,7 @@ void LogWriter::start() {
 
 void LogWriter::appended(uint64_t bytes) {
   accounts_.unwritten_bytes += bytes;
+  accounts_.appended_total += bytes;
   if (accounts_.unwritten_bytes >= options_.flush_bytes) {
     kick();
   } else if (!busy() && !flush_timer_.armed()) {
@@ -39,6 +40,43 @@ void LogWriter::removed(Segment& segment) {
   if (in_flight_.segment == &segment) in_flight_.segment = nullptr;
   HARK_ASSERT(accounts_.unwritten_bytes >= segment.size_bytes - segment.written_bytes);
   accounts_.unwritten_bytes -= segment.size_bytes - segment.written_bytes;
+  // Its bytes no longer need writing or syncing: flush waiters count them as done.
+  accounts_.written_total += segment.size_bytes - segment.written_bytes;
+  accounts_.synced_total += segment.size_bytes - segment.synced_bytes;
+  notify_flushed();
+}
+
+void LogWriter::flush(bool sync, FlushCompletion& done) {
+  done.target_ = accounts_.appended_total;
+  done.sync_ = sync;
+  if (flushed(done)) {
+    done.flushed(ok_status());
+    return;
+  }
+  if (sync) sync_wanted_ = true;
+  flush_waiters_.push_back(done);
+  kick();
+}
+
+bool LogWriter::flushed(const FlushCompletion& waiter) const {
+  return accounts_.written_total >= waiter.target_ &&
+         (!waiter.sync_ || accounts_.synced_total >= waiter.target_);
+}
+
+void LogWriter::notify_flushed() {
+  // Waiters are few (flush commands); a scan per completed operation is cheap.
+  std::vector<FlushCompletion*> ready;
+  flush_waiters_.for_each([&](FlushCompletion& waiter) {
+    if (flushed(waiter)) ready.push_back(&waiter);
+  });
+  for (FlushCompletion* waiter : ready) {
+    flush_waiters_.remove(*waiter);
+    waiter->flushed(ok_status());
+  }
+}
+
+void LogWriter::fail_flushes(Error error) {
+  while (FlushCompletion* waiter = flush_waiters_.pop_front()) waiter->flushed(error);
 }
 
 Status LogWriter::drain(bool sync) {
@@ -52,6 +90,7 @@ Status LogWriter::drain(bool sync) {
 
 void LogWriter::stop() {
   HARK_ASSERT(!busy());
+  fail_flushes(failure_ != Error::ok ? failure_ : Error::cannot_save_messages_to_segment);
   timers_.cancel(flush_timer_);
   timers_.cancel(retry_timer_);
   timers_.cancel(sync_timer_);
@@ -163,6 +202,7 @@ void LogWriter::complete(int32_t result, uint32_t /*flags*/) {
   evict_chunks(segments_, accounts_, options_.memory_bytes_max,
                options_.durability == Durability::interval);
   kick();
+  if (!flush_waiters_.empty()) notify_flushed();
 }
 
 void LogWriter::applied(InFlight& op, uint64_t result) {
@@ -173,12 +213,16 @@ void LogWriter::applied(InFlight& op, uint64_t result) {
       HARK_ASSERT(segment->written_bytes == op.until);
       segment->written_bytes += result;
       accounts_.unwritten_bytes -= result;
+      accounts_.written_total += result;
       break;
     case OpKind::write_index:
       // A short write leaves part of an entry: it is written again, whole, next time.
       segment->index_written = op.until + result / index_entry_bytes;
       break;
-    case OpKind::sync_log: segment->synced_bytes = op.until; break;
+    case OpKind::sync_log:
+      accounts_.synced_total += op.until - segment->synced_bytes;
+      segment->synced_bytes = op.until;
+      break;
     case OpKind::sync_index: segment->index_synced = op.until; break;
     case OpKind::none: HARK_UNREACHABLE();
   }
@@ -195,12 +239,14 @@ void LogWriter::failed(InFlight& op, int32_t result) {
         result == 0 ? "no progress" : std::strerror(-result));
   }
   failure_ = error;
+  fail_flushes(error);
   Segment* segment = op.segment;
   if (sync && segment != nullptr) {
     // After a failed fsync the kernel may have dropped the dirty pages: write them again from
     // memory, as far back as memory still reaches.
     const uint64_t rewind_to = std::max(segment->synced_bytes, segment->memory_position);
     accounts_.unwritten_bytes += segment->written_bytes - rewind_to;
+    accounts_.written_total -= segment->written_bytes - rewind_to;
     segment->written_bytes = rewind_to;
     segment->index_written = segment->index_synced;
   }

@@ -10,6 +10,7 @@
 #include "storage/disk.h"
 #include "storage/internal/segment.h"
 #include "storage/log_options.h"
+#include "storage/read_view.h"
 
 namespace hark::storage::internal {
 
@@ -47,7 +48,10 @@ class LogWriter final : public io::Completion {
   // Writes everything out (and fdatasyncs each file if `sync`), driving the disk until done
   // or an operation fails. Never from inside a completion.
   Status drain(bool sync);
-  // Cancels the timers. Requires: !busy().
+  // Asynchronous drain: `done` hears once every byte appended so far is written (and synced
+  // if `sync`), or of the failure that stopped it; before flush() returns if it already is.
+  void flush(bool sync, FlushCompletion& done);
+  // Cancels the timers and fails waiting flushes. Requires: !busy().
   void stop();
   // Starts the next operation if none is in flight; with nothing left to write, clears a
   // failure (purge dropped what could not be written).
@@ -88,6 +92,9 @@ class LogWriter final : public io::Completion {
   void applied(InFlight& op, uint64_t result);
   void failed(InFlight& op, int32_t result);
   void arm(io::Timer& timer, Duration after);
+  bool flushed(const FlushCompletion& waiter) const;
+  void notify_flushed();
+  void fail_flushes(Error error);
 
   static constexpr size_t index_staging_entries = 4096;
   static constexpr uint64_t write_bytes_max = 8ull << 20;
@@ -99,6 +106,7 @@ class LogWriter final : public io::Completion {
   Segments& segments_;
   Accounts& accounts_;
   InFlight in_flight_;
+  IntrusiveList<FlushCompletion, FlushTag> flush_waiters_;
   bool sync_wanted_ = false;
   Error failure_ = Error::ok;
   ActionTimer flush_timer_{*this, &LogWriter::kick};

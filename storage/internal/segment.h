@@ -25,6 +25,11 @@ struct ChunkSlot {
 struct Accounts {
   uint64_t memory_bytes = 0;     // Capacity of every chunk the log holds.
   uint64_t unwritten_bytes = 0;  // Appended bytes not yet written to a .log.
+  // Monotonic byte counts since open, for flush waiters: appended; written to a .log (or no
+  // longer needing it: dropped by purge or retention); synced likewise.
+  uint64_t appended_total = 0;
+  uint64_t written_total = 0;
+  uint64_t synced_total = 0;
 };
 
 // One segment of a partition log: its two files, its index in memory and the suffix of its

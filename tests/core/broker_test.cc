@@ -489,6 +489,22 @@ TEST_F(GroupTest, NonMembersAndUnknownGroupsAreRefused) {
   EXPECT_EQ(poll.call(*broker_).error(), Error::consumer_group_name_not_found);
 }
 
+TEST_F(BrokerTest, FlushWritesAppendedMessagesNow) {
+  ASSERT_TRUE(append(1, "durable").ok());
+  Blocking<FlushUnsavedBuffer> flush;
+  flush.stream = NameOrId::id(0);
+  flush.topic = NameOrId::id(0);
+  flush.partition = 1;
+  flush.fsync = true;
+  ASSERT_TRUE(flush.call(*broker_).ok());
+  // On disk now, though the background writer's interval has not come (64-byte header +
+  // "durable").
+  const auto log = directory_ / "streams/0/topics/0/partitions/1/00000000000000000000.log";
+  EXPECT_EQ(std::filesystem::file_size(log), 71u);
+  flush.partition = 9;
+  EXPECT_EQ(flush.call(*broker_).error(), Error::partition_not_found);
+}
+
 TEST_F(BrokerTest, TornLastMetadataRecordIsCutAndDamageBeforeTheEndRefusesToStart) {
   broker_->stop();
   broker_.reset();

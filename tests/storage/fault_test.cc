@@ -92,5 +92,49 @@ TEST(PartitionLogFaults, PurgeClearsAFailureWithNothingLeftToWrite) {
   EXPECT_EQ(log.append(make_batch(1, "y"), 1)->first, Offset(0));
 }
 
+struct FlushRecorder final : FlushCompletion {
+  void flushed(Status status) override {
+    calls++;
+    result = status;
+  }
+  int calls = 0;
+  Status result;
+};
+
+TEST(PartitionLogFaults, AsyncFlushAnswersOnceSyncedAndSurvivesPowerLoss) {
+  LogHarness harness;  // Default flush thresholds: nothing is written until asked.
+  PartitionLog& log = harness.reopen();
+  ASSERT_TRUE(log.append(make_batch(2, "f"), 2).ok());
+  FlushRecorder flush;
+  log.flush(true, flush);
+  EXPECT_EQ(flush.calls, 0);  // The write and the sync are still in flight.
+  ASSERT_TRUE(log.append(make_batch(1, "later"), 1).ok());  // Not part of this flush.
+  for (int i = 0; i < 100 && flush.calls == 0; i++) harness.disk.drive();
+  ASSERT_EQ(flush.calls, 1);
+  EXPECT_TRUE(flush.result.ok());
+  harness.disk.crash([](uint64_t) { return 0; });  // Only synced bytes survive.
+  harness.close_log();
+  harness.disk.restart();
+  EXPECT_GE(harness.reopen().next_offset(), Offset(2));
+
+  FlushRecorder done_already;
+  harness.log().flush(false, done_already);  // Nothing appended since open.
+  EXPECT_EQ(done_already.calls, 1);
+}
+
+TEST(PartitionLogFaults, AsyncFlushReportsTheFailureThatStopsIt) {
+  LogHarness harness;
+  PartitionLog& log = harness.reopen();
+  ASSERT_TRUE(log.append(make_batch(1, "x"), 1).ok());
+  harness.disk.fail_syncs(EIO);
+  FlushRecorder flush;
+  log.flush(true, flush);
+  for (int i = 0; i < 100 && flush.calls == 0; i++) harness.disk.drive();
+  ASSERT_EQ(flush.calls, 1);
+  EXPECT_EQ(flush.result.error(), Error::cannot_sync_file);
+  harness.disk.fail_syncs(0);
+  ASSERT_TRUE(log.flush(true).ok());  // Retried and written after all.
+}
+
 }  // namespace
 }  // namespace hark::storage::test
