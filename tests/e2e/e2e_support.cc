@@ -173,6 +173,19 @@ bool RawConnection::readable_now() const {
   return ::poll(&readable, 1, 0) > 0;
 }
 
+bool RawConnection::closed_by_peer(SteadyClock::time_point deadline) {
+  while (true) {
+    pollfd readable{.fd = fd_, .events = POLLIN, .revents = 0};
+    const int ready = ::poll(&readable, 1, milliseconds_until(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    std::byte byte{};
+    const ssize_t got = ::recv(fd_, &byte, 1, 0);
+    if (got < 0 && errno == EINTR) continue;
+    return got == 0 || (got < 0 && errno == ECONNRESET);
+  }
+}
+
 void RawConnection::shutdown() {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
 }
@@ -261,17 +274,28 @@ void AsyncPoll::finish() {
 
 // HarkdTest.
 
-void HarkdTest::SetUp() {
+HarkdProcess::Options HarkdTest::harkd_options() const {
   HarkdProcess::Options options;
   options.harkd_path = harkd_path();
   options.shards_count = shards_count;
-  ASSERT_TRUE(harkd_.start(options)) << harkd_.error_text() << "\nharkd stderr:\n"
-                                     << harkd_.stderr_tail();
+  return options;
+}
+
+void HarkdTest::SetUp() {
+  ASSERT_TRUE(harkd_.start(harkd_options())) << harkd_.error_text() << "\nharkd stderr:\n"
+                                             << harkd_.stderr_tail();
   admin_ = connect_client();
   ASSERT_NE(admin_, nullptr);
 }
 
 void HarkdTest::TearDown() {
+  // Every test ends with a clean stop: a crash, a sanitizer report (they abort) or a hang in
+  // harkd during the test shows up here even when the test's own answers looked right.
+  admin_.reset();
+  if (harkd_.running()) {
+    const ProcessExit exit = harkd_.stop();
+    EXPECT_TRUE(exit.clean()) << "harkd " << describe(exit);
+  }
   if (HasFailure()) {
     std::cerr << "---- harkd stderr (last 40 lines) ----\n"
               << harkd_.stderr_tail() << "---- end of harkd stderr ----\n";

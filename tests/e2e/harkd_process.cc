@@ -118,6 +118,7 @@ bool HarkdProcess::start(const Options& options) {
                                    data_directory_,
                                    "--shards",
                                    std::to_string(options.shards_count)};
+  args.insert(args.end(), options.extra_flags.begin(), options.extra_flags.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -26,13 +27,13 @@ std::string describe(const ProcessExit& exit);
 // One harkd child process for an end-to-end test or a benchmark, on loopback.
 //
 // start() creates a fresh data directory under $TMPDIR (or /tmp), runs
-// `harkd --address 127.0.0.1:0 --data-dir DIR --shards N` with stdout on a pipe and stderr in
-// DIR/../harkd.stderr, and waits (bounded) for harkd's one ready line
-// `harkd listening on 127.0.0.1:PORT`. After that a thread drains stdout, so harkd never
-// blocks on it. stop() sends SIGTERM and waits (bounded) for the exit; if the wait runs out
-// it SIGKILLs and reports killed_late. The destructor SIGKILLs a harkd still running and
-// removes the directory. The child gets SIGKILL if the thread that started it dies (a crashed
-// or timed-out test leaves no harkd behind).
+// `harkd --address 127.0.0.1:0 --data-dir DIR --shards N [extra flags]` with stdout on a pipe and
+// stderr in DIR/../harkd.stderr, and waits (bounded) for harkd's one ready line `harkd listening on
+// 127.0.0.1:PORT`. After that a thread drains stdout, so harkd never blocks on it. stop() sends
+// SIGTERM and waits (bounded) for the exit; if the wait runs out it SIGKILLs and reports
+// killed_late. The destructor SIGKILLs a harkd still running and removes the directory. The child
+// gets SIGKILL if the thread that started it dies (a crashed or timed-out test leaves no harkd
+// behind).
 //
 // Owned by one thread (the test's). Not thread-safe. Control plane: allocates freely.
 class HarkdProcess {
@@ -40,6 +41,7 @@ class HarkdProcess {
   struct Options {
     std::string harkd_path;
     uint32_t shards_count = 2;
+    std::vector<std::string> extra_flags;  // Appended after --shards, e.g. --connections-max 3.
     std::chrono::milliseconds ready_timeout{30'000};  // Sanitizer builds start slowly.
     std::chrono::milliseconds stop_timeout{30'000};
   };
