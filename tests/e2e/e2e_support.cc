@@ -233,9 +233,11 @@ AsyncPoll::AsyncPoll(RawConnection& connection, const protocol::PollMessagesRequ
 }
 
 void AsyncPoll::send(const protocol::PollMessagesRequest& request) {
-  // The thread gives up well after the poll's own wait: harkd answers at the wait's end.
+  // The thread gives up well after the poll's own wait (harkd answers at the wait's end), or
+  // after an hour for a wait beyond that (harkd clamps it to its max_wait, 30 s by default).
+  const uint64_t wait_us = std::min<uint64_t>(request.wait_timeout_us, 3'600'000'000ull);
   const auto answer_within = std::chrono::ceil<std::chrono::milliseconds>(
-                                 std::chrono::microseconds(request.wait_timeout_us)) +
+                                 std::chrono::microseconds(static_cast<int64_t>(wait_us))) +
                              30s;
   const protocol::Bytes frame = request_frame(request);
   sent_at_ = SteadyClock::now();

@@ -53,11 +53,13 @@ class HarkdProcess {
 
   // Starts harkd and returns true once it printed its ready line. On failure (no such binary,
   // an early exit, no line before the timeout, a malformed line) the child is killed and
-  // reaped, false is returned and error_text() says what happened. Once only.
+  // reaped, false is returned and error_text() says what happened. Once per object.
   [[nodiscard]] bool start(const Options& options);
 
-  // Sends SIGTERM and waits up to options.stop_timeout for the exit; then SIGKILL. Once only.
+  // Sends SIGTERM and waits up to options.stop_timeout for the exit; then SIGKILL.
   ProcessExit stop();
+  // Starts harkd again, after stop(), on the same data directory (a new port).
+  [[nodiscard]] bool restart();
 
   // "127.0.0.1:PORT", valid after a successful start().
   const std::string& address() const { return address_; }
@@ -72,6 +74,7 @@ class HarkdProcess {
   std::string stderr_tail(size_t lines = 40) const;
 
  private:
+  bool launch();
   bool fail_start(std::string text);
   bool read_ready_line(std::chrono::milliseconds timeout);
   ProcessExit wait_exit(std::chrono::milliseconds timeout);
