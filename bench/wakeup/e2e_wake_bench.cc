@@ -10,6 +10,9 @@
 //          carrying that time in its payload. latency = poll returned - sent, which covers
 //          the producer's send, harkd's append, the wake (across shards when the partition's
 //          owner is not the consumer connection's shard) and the poll response.
+//   timeout  the consumer polls past the end of partition 0 with a 10 ms wait, one poll after
+//          another: overshoot = answered - sent - 10 ms, as a client sees it (it includes one
+//          loopback round trip; the contract's ≤ 1 ms p99 is for the server's timer).
 // The echo message is as long as the producer's send frame, so both move the same bytes out.
 // Loopback only, bounded loops; the first 5 % of each run are warm-up and not counted.
 // Usage: hark_e2e_wake_bench [--smoke] [--count N] [--shards N] [--harkd PATH]
@@ -253,6 +256,40 @@ WakeRun measure_wake(const std::string& address, int count) {
   return run;
 }
 
+constexpr auto timeout_wait = 10ms;
+
+// Timed-out polls, one after another on one connection; `failed` if one did not time out.
+std::vector<double> measure_timeouts(const std::string& address, int count, bool& failed) {
+  std::vector<double> overshoot_us;
+  auto consumer = connect(address);
+  if (!consumer.ok()) {
+    failed = true;
+    return overshoot_us;
+  }
+  protocol::PollMessagesRequest request;
+  request.consumer = {protocol::ConsumerKind::consumer, protocol::Identifier::numeric(2)};
+  request.stream_id = protocol::Identifier::numeric(0);
+  request.topic_id = protocol::Identifier::numeric(0);
+  request.partition_id = 0;
+  request.strategy = {protocol::PollingKind::offset, 1'000'000'000'000};  // Far past the end.
+  request.count = 1;
+  request.wait_timeout_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(timeout_wait).count();
+  for (int i = 0; i < count; i++) {
+    const auto sent = SteadyClock::now();
+    const Result<client::PolledMessages> polled = (*consumer)->poll_messages(request);
+    const auto answered = SteadyClock::now();
+    if (!polled.ok() || polled->messages().count() != 0) {
+      std::fprintf(stderr, "timeout: the poll did not time out empty\n");
+      failed = true;
+      break;
+    }
+    overshoot_us.push_back(micros_between(sent, answered) -
+                           std::chrono::duration<double, std::micro>(timeout_wait).count());
+  }
+  return overshoot_us;
+}
+
 Status create_topic(const std::string& address) {
   HARK_TRY_ASSIGN(auto admin, connect(address));
   const auto stream = admin->create_stream({.name = "bench"});
@@ -312,6 +349,9 @@ int main(int argc, char** argv) {
   std::vector<double> echo = bench::without_warmup(bench::measure_echo(count, size));
   bench::WakeRun wake = bench::measure_wake(harkd.address(), count);
   std::vector<double> wake_samples = bench::without_warmup(std::move(wake.latency_us));
+  bool timeouts_failed = false;
+  std::vector<double> overshoot = bench::without_warmup(
+      bench::measure_timeouts(harkd.address(), smoke ? 5 : count / 4, timeouts_failed));
   const test::ProcessExit exit = harkd.stop();
 
   const bench::Percentiles echo_p = bench::summarize(echo);
@@ -323,6 +363,8 @@ int main(int argc, char** argv) {
   std::snprintf(notes, sizeof notes, "harkd %u shards, wait 1 s, next + auto-commit; %llu empty",
                 shards, static_cast<unsigned long long>(wake.empty_polls));
   bench::print_row("wake (send -> parked poll returns)", wake_p, notes);
+  bench::print_row("timeout 10 ms: answered - sent - wait", bench::summarize(overshoot),
+                   "client side: includes one loopback round trip");
   if (echo_p.p50 > 0) {
     std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake_p.p50 / echo_p.p50,
                 smoke ? "  [smoke: too few samples to mean anything]" : "");
@@ -332,6 +374,7 @@ int main(int argc, char** argv) {
                  harkd.stderr_tail().c_str());
     return 1;
   }
-  const bool complete = !wake.failed && echo_p.count > 0 && wake_p.count > 0;
+  const bool complete = !wake.failed && !timeouts_failed && echo_p.count > 0 && wake_p.count > 0 &&
+                        !overshoot.empty();
   return complete ? 0 : 1;
 }
