@@ -10,11 +10,14 @@
 //          carrying that time in its payload. latency = poll returned - sent, which covers
 //          the producer's send, harkd's append, the wake (across shards when the partition's
 //          owner is not the consumer connection's shard) and the poll response.
+//   ping   a client sends PING to harkd every `gap` and reads the answer: harkd's own request
+//          round trip, the floor under the wake (which adds the append and the wake itself).
 //   timeout  the consumer polls past the end of partition 0 with a 10 ms wait, one poll after
 //          another: overshoot = answered - sent - 10 ms, as a client sees it (it includes one
 //          loopback round trip; the contract's ≤ 1 ms p99 is for the server's timer).
 // The echo message is as long as the producer's send frame, so both move the same bytes out.
-// Loopback only, bounded loops; the first 5 % of each run are warm-up and not counted.
+// Loopback only, bounded loops. Echo and wake alternate in 10 blocks (1 with --smoke); the
+// first 5 % of each block are warm-up and not counted.
 // Usage: hark_e2e_wake_bench [--smoke] [--count N] [--shards N] [--harkd PATH]
 //   (smoke: 20 iterations, for the bench-smoke ctest label; shards: harkd's, default 2 (1
 //   keeps every hop on one shard); PATH defaults to the built harkd)
@@ -256,6 +259,27 @@ WakeRun measure_wake(const std::string& address, int count) {
   return run;
 }
 
+// PING round trips to harkd, one every `gap`.
+std::vector<double> measure_ping(const std::string& address, int count, bool& failed) {
+  std::vector<double> samples;
+  auto client = connect(address);
+  if (!client.ok()) {
+    failed = true;
+    return samples;
+  }
+  for (int i = 0; i < count; i++) {
+    std::this_thread::sleep_for(gap);
+    const auto sent = SteadyClock::now();
+    if (!(*client)->ping().ok()) {
+      std::fprintf(stderr, "ping: failed\n");
+      failed = true;
+      break;
+    }
+    samples.push_back(micros_between(sent, SteadyClock::now()));
+  }
+  return samples;
+}
+
 constexpr auto timeout_wait = 10ms;
 
 // Timed-out polls, one after another on one connection; `failed` if one did not time out.
@@ -345,10 +369,29 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // Echo and wake alternate in blocks, so a neighbour's load on this shared machine weighs on
+  // both the same way and their ratio stays meaningful.
   const size_t size = bench::send_frame_size();
-  std::vector<double> echo = bench::without_warmup(bench::measure_echo(count, size));
-  bench::WakeRun wake = bench::measure_wake(harkd.address(), count);
-  std::vector<double> wake_samples = bench::without_warmup(std::move(wake.latency_us));
+  const int blocks = smoke ? 1 : 10;
+  std::vector<double> echo;
+  std::vector<double> ping;
+  std::vector<double> wake_samples;
+  bench::WakeRun wake;
+  bool ping_failed = false;
+  for (int block = 0; block < blocks && !wake.failed; block++) {
+    const std::vector<double> echo_block =
+        bench::without_warmup(bench::measure_echo(count / blocks, size));
+    echo.insert(echo.end(), echo_block.begin(), echo_block.end());
+    const std::vector<double> ping_block =
+        bench::without_warmup(bench::measure_ping(harkd.address(), count / blocks, ping_failed));
+    ping.insert(ping.end(), ping_block.begin(), ping_block.end());
+    bench::WakeRun wake_block = bench::measure_wake(harkd.address(), count / blocks);
+    const std::vector<double> wake_block_samples =
+        bench::without_warmup(std::move(wake_block.latency_us));
+    wake_samples.insert(wake_samples.end(), wake_block_samples.begin(), wake_block_samples.end());
+    wake.empty_polls += wake_block.empty_polls;
+    wake.failed = wake_block.failed;
+  }
   bool timeouts_failed = false;
   std::vector<double> overshoot = bench::without_warmup(
       bench::measure_timeouts(harkd.address(), smoke ? 5 : count / 4, timeouts_failed));
@@ -362,6 +405,7 @@ int main(int argc, char** argv) {
   bench::print_row("echo (loopback TCP round trip)", echo_p, notes);
   std::snprintf(notes, sizeof notes, "harkd %u shards, wait 1 s, next + auto-commit; %llu empty",
                 shards, static_cast<unsigned long long>(wake.empty_polls));
+  bench::print_row("ping (harkd request round trip)", bench::summarize(ping), "gap 1 ms");
   bench::print_row("wake (send -> parked poll returns)", wake_p, notes);
   bench::print_row("timeout 10 ms: answered - sent - wait", bench::summarize(overshoot),
                    "client side: includes one loopback round trip");
@@ -374,7 +418,7 @@ int main(int argc, char** argv) {
                  harkd.stderr_tail().c_str());
     return 1;
   }
-  const bool complete = !wake.failed && !timeouts_failed && echo_p.count > 0 && wake_p.count > 0 &&
-                        !overshoot.empty();
+  const bool complete = !wake.failed && !timeouts_failed && !ping_failed && echo_p.count > 0 &&
+                        wake_p.count > 0 && !overshoot.empty();
   return complete ? 0 : 1;
 }
