@@ -18,9 +18,11 @@
 // The echo message is as long as the producer's send frame, so both move the same bytes out.
 // Loopback only, bounded loops. Echo and wake alternate in 10 blocks (1 with --smoke); the
 // first 5 % of each block are warm-up and not counted.
-// Usage: hark_e2e_wake_bench [--smoke] [--count N] [--shards N] [--harkd PATH]
+// Usage: hark_e2e_wake_bench [--smoke] [--count N] [--shards N] [--gap-us N] [--harkd PATH]
 //   (smoke: 20 iterations, for the bench-smoke ctest label; shards: harkd's, default 2 (1
-//   keeps every hop on one shard); PATH defaults to the built harkd)
+//   keeps every hop on one shard); gap: the idle time before each message, default 1000 µs
+//   (the wake scenario with a gap shorter than harkd's answer measures less than a park);
+//   PATH defaults to the built harkd)
 #include <poll.h>
 #include <unistd.h>
 
@@ -52,7 +54,8 @@ namespace {
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr auto gap = 1ms;
+// The idle time before each message; --gap-us changes it (0: back to back).
+std::chrono::microseconds gap = 1ms;
 constexpr auto poll_wait = 1s;
 
 double micros_between(SteadyClock::time_point from, SteadyClock::time_point to) {
@@ -126,7 +129,7 @@ std::vector<double> measure_echo(int count, size_t size) {
     std::vector<std::byte> message(size, std::byte{0x5a});
     std::vector<std::byte> echoed(size);
     for (int i = 0; i < count; i++) {
-      std::this_thread::sleep_for(gap);
+      if (gap.count() > 0) std::this_thread::sleep_for(gap);
       const auto sent = SteadyClock::now();
       if (!write_all(client, message.data(), size) || !read_all(client, echoed.data(), size)) {
         std::fprintf(stderr, "echo: connection failed\n");
@@ -242,7 +245,7 @@ WakeRun measure_wake(const std::string& address, int count) {
   for (int i = 0; i < count; i++) {
     for (int seen = received.load(); seen < i; seen = received.load()) received.wait(seen);
     if (received.load() >= count) break;  // The consumer gave up.
-    std::this_thread::sleep_for(gap);
+    if (gap.count() > 0) std::this_thread::sleep_for(gap);
     const protocol::Bytes payload = stamp_payload(SteadyClock::now());
     const protocol::OutgoingMessage message{.payload = payload};
     const Status sent = (*producer)->send_messages(target(), {&message, 1});
@@ -268,7 +271,7 @@ std::vector<double> measure_ping(const std::string& address, int count, bool& fa
     return samples;
   }
   for (int i = 0; i < count; i++) {
-    std::this_thread::sleep_for(gap);
+    if (gap.count() > 0) std::this_thread::sleep_for(gap);
     const auto sent = SteadyClock::now();
     if (!(*client)->ping().ok()) {
       std::fprintf(stderr, "ping: failed\n");
@@ -343,12 +346,15 @@ int main(int argc, char** argv) {
       count = 20;
     } else if (arg == "--count" && i + 1 < argc) {
       count = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--gap-us" && i + 1 < argc) {
+      bench::gap = std::chrono::microseconds(std::max(0, std::atoi(argv[++i])));
     } else if (arg == "--shards" && i + 1 < argc) {
       shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else if (arg == "--harkd" && i + 1 < argc) {
       harkd_path = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--smoke] [--count N] [--shards N] [--harkd PATH]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--smoke] [--count N] [--shards N] [--gap-us N] [--harkd PATH]\n",
                    argv[0]);
       return 2;
     }
@@ -401,11 +407,12 @@ int main(int argc, char** argv) {
   const bench::Percentiles wake_p = bench::summarize(wake_samples);
   bench::print_header();
   char notes[160];
-  std::snprintf(notes, sizeof notes, "%zu-byte messages, gap 1 ms", size);
+  const std::string gap_note = "gap " + std::to_string(bench::gap.count()) + " µs";
+  std::snprintf(notes, sizeof notes, "%zu-byte messages, %s", size, gap_note.c_str());
   bench::print_row("echo (loopback TCP round trip)", echo_p, notes);
   std::snprintf(notes, sizeof notes, "harkd %u shards, wait 1 s, next + auto-commit; %llu empty",
                 shards, static_cast<unsigned long long>(wake.empty_polls));
-  bench::print_row("ping (harkd request round trip)", bench::summarize(ping), "gap 1 ms");
+  bench::print_row("ping (harkd request round trip)", bench::summarize(ping), gap_note);
   bench::print_row("wake (send -> parked poll returns)", wake_p, notes);
   bench::print_row("timeout 10 ms: answered - sent - wait", bench::summarize(overshoot),
                    "client side: includes one loopback round trip");
