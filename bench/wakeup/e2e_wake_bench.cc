@@ -14,7 +14,9 @@
 //          round trip, the floor under the wake (which adds the append and the wake itself).
 //   timeout  the consumer polls past the end of partition 0 with a 10 ms wait, one poll after
 //          another: overshoot = answered - sent - 10 ms, as a client sees it (it includes one
-//          loopback round trip; the contract's ≤ 1 ms p99 is for the server's timer).
+//          loopback round trip; the contract's ≤ 1 ms p99 is for the server's timer). Each
+//          poll is followed by a plain client sleep_for(10 ms), whose overshoot is the
+//          machine's own scheduling noise at the same moments.
 // The echo message is as long as the producer's send frame, so both move the same bytes out.
 // Loopback only, bounded loops. Echo and wake alternate in 10 blocks (1 with --smoke); the
 // first 5 % of each block are warm-up and not counted.
@@ -285,14 +287,22 @@ std::vector<double> measure_ping(const std::string& address, int count, bool& fa
 
 constexpr auto timeout_wait = 10ms;
 
-// Timed-out polls, one after another on one connection; `failed` if one did not time out.
-std::vector<double> measure_timeouts(const std::string& address, int count, bool& failed) {
-  std::vector<double> overshoot_us;
+struct TimeoutRun {
+  std::vector<double> overshoot_us;        // Of the polls.
+  std::vector<double> sleep_overshoot_us;  // Of a plain sleep_for(timeout_wait) in between.
+  bool failed = false;                     // A poll did not time out empty.
+};
+
+// Timed-out polls, one after another on one connection, each followed by a client-side sleep
+// of the same length: the machine's own scheduling noise, measured alongside.
+TimeoutRun measure_timeouts(const std::string& address, int count) {
+  TimeoutRun run;
   auto consumer = connect(address);
   if (!consumer.ok()) {
-    failed = true;
-    return overshoot_us;
+    run.failed = true;
+    return run;
   }
+  const double wait_us = std::chrono::duration<double, std::micro>(timeout_wait).count();
   protocol::PollMessagesRequest request;
   request.consumer = {protocol::ConsumerKind::consumer, protocol::Identifier::numeric(2)};
   request.stream_id = protocol::Identifier::numeric(0);
@@ -308,13 +318,15 @@ std::vector<double> measure_timeouts(const std::string& address, int count, bool
     const auto answered = SteadyClock::now();
     if (!polled.ok() || polled->messages().count() != 0) {
       std::fprintf(stderr, "timeout: the poll did not time out empty\n");
-      failed = true;
+      run.failed = true;
       break;
     }
-    overshoot_us.push_back(micros_between(sent, answered) -
-                           std::chrono::duration<double, std::micro>(timeout_wait).count());
+    run.overshoot_us.push_back(micros_between(sent, answered) - wait_us);
+    const auto slept = SteadyClock::now();
+    std::this_thread::sleep_for(timeout_wait);
+    run.sleep_overshoot_us.push_back(micros_between(slept, SteadyClock::now()) - wait_us);
   }
-  return overshoot_us;
+  return run;
 }
 
 Status create_topic(const std::string& address) {
@@ -328,6 +340,65 @@ Status create_topic(const std::string& address) {
   const auto topic = admin->create_topic(request);
   if (!topic.ok()) return topic.error();
   return ok_status();
+}
+
+// Everything one run measures.
+struct Results {
+  std::vector<double> echo_us;
+  std::vector<double> ping_us;
+  std::vector<double> wake_us;
+  uint64_t empty_polls = 0;
+  TimeoutRun timeouts;
+  bool failed = false;
+};
+
+// Echo, ping and wake alternate in blocks, so a neighbour's load on this shared machine weighs
+// on all of them the same way and their ratios stay meaningful; the timeouts come last.
+Results measure_all(const std::string& address, int count, bool smoke) {
+  Results results;
+  const size_t size = send_frame_size();
+  const int blocks = smoke ? 1 : 10;
+  const auto append = [](std::vector<double>& to, std::vector<double> block) {
+    block = without_warmup(std::move(block));
+    to.insert(to.end(), block.begin(), block.end());
+  };
+  for (int block = 0; block < blocks && !results.failed; block++) {
+    append(results.echo_us, measure_echo(count / blocks, size));
+    bool ping_failed = false;
+    append(results.ping_us, measure_ping(address, count / blocks, ping_failed));
+    WakeRun wake = measure_wake(address, count / blocks);
+    append(results.wake_us, std::move(wake.latency_us));
+    results.empty_polls += wake.empty_polls;
+    results.failed = ping_failed || wake.failed;
+  }
+  results.timeouts = measure_timeouts(address, smoke ? 5 : count / 4);
+  results.timeouts.overshoot_us = without_warmup(std::move(results.timeouts.overshoot_us));
+  results.timeouts.sleep_overshoot_us =
+      without_warmup(std::move(results.timeouts.sleep_overshoot_us));
+  results.failed = results.failed || results.timeouts.failed || results.echo_us.empty() ||
+                   results.wake_us.empty() || results.timeouts.overshoot_us.empty();
+  return results;
+}
+
+void print_results(Results& results, uint32_t shards, bool smoke) {
+  const std::string gap_note = "gap " + std::to_string(gap.count()) + " µs";
+  const Percentiles echo = summarize(results.echo_us);
+  const Percentiles wake = summarize(results.wake_us);
+  print_header();
+  print_row("echo (loopback TCP round trip)", echo,
+            std::to_string(send_frame_size()) + "-byte messages, " + gap_note);
+  print_row("ping (harkd request round trip)", summarize(results.ping_us), gap_note);
+  print_row("wake (send -> parked poll returns)", wake,
+            "harkd " + std::to_string(shards) + " shards, wait 1 s, next + auto-commit; " +
+                std::to_string(results.empty_polls) + " empty");
+  print_row("timeout 10 ms: answered - sent - wait", summarize(results.timeouts.overshoot_us),
+            "client side: includes one loopback round trip");
+  print_row("client sleep_for(10 ms) overshoot", summarize(results.timeouts.sleep_overshoot_us),
+            "this machine's scheduling noise, same moments");
+  if (echo.p50 > 0) {
+    std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake.p50 / echo.p50,
+                smoke ? "  [smoke: too few samples to mean anything]" : "");
+  }
 }
 
 }  // namespace
@@ -374,58 +445,13 @@ int main(int argc, char** argv) {
                  std::string(error_name(created.error())).c_str());
     return 1;
   }
-
-  // Echo and wake alternate in blocks, so a neighbour's load on this shared machine weighs on
-  // both the same way and their ratio stays meaningful.
-  const size_t size = bench::send_frame_size();
-  const int blocks = smoke ? 1 : 10;
-  std::vector<double> echo;
-  std::vector<double> ping;
-  std::vector<double> wake_samples;
-  bench::WakeRun wake;
-  bool ping_failed = false;
-  for (int block = 0; block < blocks && !wake.failed; block++) {
-    const std::vector<double> echo_block =
-        bench::without_warmup(bench::measure_echo(count / blocks, size));
-    echo.insert(echo.end(), echo_block.begin(), echo_block.end());
-    const std::vector<double> ping_block =
-        bench::without_warmup(bench::measure_ping(harkd.address(), count / blocks, ping_failed));
-    ping.insert(ping.end(), ping_block.begin(), ping_block.end());
-    bench::WakeRun wake_block = bench::measure_wake(harkd.address(), count / blocks);
-    const std::vector<double> wake_block_samples =
-        bench::without_warmup(std::move(wake_block.latency_us));
-    wake_samples.insert(wake_samples.end(), wake_block_samples.begin(), wake_block_samples.end());
-    wake.empty_polls += wake_block.empty_polls;
-    wake.failed = wake_block.failed;
-  }
-  bool timeouts_failed = false;
-  std::vector<double> overshoot = bench::without_warmup(
-      bench::measure_timeouts(harkd.address(), smoke ? 5 : count / 4, timeouts_failed));
+  bench::Results results = bench::measure_all(harkd.address(), count, smoke);
   const test::ProcessExit exit = harkd.stop();
-
-  const bench::Percentiles echo_p = bench::summarize(echo);
-  const bench::Percentiles wake_p = bench::summarize(wake_samples);
-  bench::print_header();
-  char notes[160];
-  const std::string gap_note = "gap " + std::to_string(bench::gap.count()) + " µs";
-  std::snprintf(notes, sizeof notes, "%zu-byte messages, %s", size, gap_note.c_str());
-  bench::print_row("echo (loopback TCP round trip)", echo_p, notes);
-  std::snprintf(notes, sizeof notes, "harkd %u shards, wait 1 s, next + auto-commit; %llu empty",
-                shards, static_cast<unsigned long long>(wake.empty_polls));
-  bench::print_row("ping (harkd request round trip)", bench::summarize(ping), gap_note);
-  bench::print_row("wake (send -> parked poll returns)", wake_p, notes);
-  bench::print_row("timeout 10 ms: answered - sent - wait", bench::summarize(overshoot),
-                   "client side: includes one loopback round trip");
-  if (echo_p.p50 > 0) {
-    std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake_p.p50 / echo_p.p50,
-                smoke ? "  [smoke: too few samples to mean anything]" : "");
-  }
+  bench::print_results(results, shards, smoke);
   if (!exit.clean()) {
     std::fprintf(stderr, "harkd did not stop cleanly: %s\n%s", test::describe(exit).c_str(),
                  harkd.stderr_tail().c_str());
     return 1;
   }
-  const bool complete = !wake.failed && !timeouts_failed && !ping_failed && echo_p.count > 0 &&
-                        wake_p.count > 0 && !overshoot.empty();
-  return complete ? 0 : 1;
+  return results.failed ? 1 : 0;
 }
