@@ -33,9 +33,11 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     return 1;
   }
   const io::SocketAddress bound = *io::local_address(listeners->front());
+  ServerOptions bound_options = options;
+  bound_options.bound_address = bound.to_string();
 
   // Declared before the broker, so it is destroyed after it.
-  Server server(options, std::move(listeners).value());
+  Server server(bound_options, std::move(listeners).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);

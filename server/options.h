@@ -23,8 +23,20 @@ struct ServerOptions {
   uint32_t connections_max = 10'000;
   log::Level log_level = log::Level::info;
 
+  // Node identity, reported by get_cluster_metadata (a single node, the leader).
+  uint32_t node_id = 0;
+  std::string node_name = "hark-node";
+  std::string cluster_name = "single-node";
+  // HOST:PORT clients should use to reach this node; empty: the bound address.
+  std::string advertised_address;
+  // The address the listeners are bound to (port 0 resolved); set by main() after binding.
+  std::string bound_address;
+
   // Frame caps: control frames 10 MiB as Iggy 0.8.0; send frames up to protocol's default.
   protocol::FrameLimits frame_limits;
+  // The largest message payload a send may carry (Iggy 0.8.0: 64 000 000 bytes); larger →
+  // too_big_message_payload (4022).
+  uint32_t message_payload_max = 64'000'000;
   // The per-shard pool of receive buffers (io::BufferRing): received bytes are copied into the
   // connection's own buffer and the ring buffer recycled at once, so a few suffice.
   uint32_t receive_buffers_count = 256;

@@ -38,7 +38,7 @@ class Server final : public core::ShardHooks {
   void on_drained(io::Reactor& reactor) override;
 
  private:
-  ServerOptions options_;
+  ServerShared shared_;
   std::vector<int> listeners_;  // Shard i's until its on_start takes it (-1 after).
   // Slot i is used only by shard i's thread (created in on_start, freed by the destructor
   // after the broker and its threads are gone).

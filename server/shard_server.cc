@@ -40,9 +40,9 @@ std::string peer_of(int fd) {
 }  // namespace
 
 Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, core::Broker& broker,
-                                                         int listen_fd,
-                                                         const ServerOptions& options,
+                                                         int listen_fd, ServerShared& shared,
                                                          uint32_t connections_max) {
+  const ServerOptions& options = shared.options;
   HARK_ASSERT(listen_fd >= 0);
   HARK_ASSERT(connections_max > 0);
   Result<std::unique_ptr<io::BufferRing>> buffers = io::BufferRing::create(
@@ -55,17 +55,17 @@ Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, c
     return buffers.error();
   }
   auto shard = std::unique_ptr<ShardServer>(new ShardServer(
-      reactor, broker, listen_fd, options, connections_max, std::move(buffers).value()));
+      reactor, broker, listen_fd, shared, connections_max, std::move(buffers).value()));
   shard->arm_accept();
   return shard;
 }
 
 ShardServer::ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd,
-                         const ServerOptions& options, uint32_t connections_max,
+                         ServerShared& shared, uint32_t connections_max,
                          std::unique_ptr<io::BufferRing> buffers)
     : reactor_(reactor),
       broker_(broker),
-      options_(options),
+      shared_(shared),
       connections_max_(connections_max),
       listen_fd_(listen_fd),
       buffers_(std::move(buffers)) {}
