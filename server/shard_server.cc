@@ -13,6 +13,7 @@
 #include "core/base/assert.h"
 #include "core/base/log.h"
 #include "io/socket.h"
+#include "protocol/framing.h"
 
 namespace hark::server {
 namespace {
@@ -111,10 +112,14 @@ void ShardServer::accept_connection(int fd) {
     return;
   }
   if (live_.size() >= connections_max_) {
+    // Told why before the close: a client reading its first response sees
+    // CannotEstablishConnection (9). The socket's buffer is empty, so 8 bytes go at once.
     HARK_LOG_WARN(
-        "shard %u: %u connections open, the most it takes (--connections-max); "
-        "closing a new one",
+        "shard %u: %u connections open, the most it takes (limits.connections_max); "
+        "refusing a new one",
         id().value(), live_.size());
+    const auto refusal = protocol::error_response(Error::cannot_establish_connection);
+    (void)!::send(fd, refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     ::close(fd);
     return;
   }

@@ -4,6 +4,7 @@
 // shards, get_cluster_metadata, what stays unsupported (5), metadata read right after a create
 // from connections on both shards, and that garbage or oversized frames on one connection do
 // not disturb another.
+#include <signal.h>
 #include <unistd.h>
 
 #include <string>
@@ -276,6 +277,19 @@ TEST_F(HarkdAdmin, GarbageAndOversizedFramesDoNotDisturbAnotherConnection) {
   const PollOutcome& outcome = parked.wait(at_once_bound);
   ASSERT_TRUE(outcome.answered);
   EXPECT_EQ(outcome.payloads, (std::vector<std::string>{"still fine"}));
+}
+
+TEST_F(HarkdAdmin, SigusrOneLogsOneStatsLine) {
+  harkd_.signal(SIGUSR1);
+  const auto deadline = SteadyClock::now() + at_once_bound;
+  std::string tail;
+  while (SteadyClock::now() < deadline) {
+    tail = harkd_.stderr_tail(10);
+    if (tail.find("stats: connections=1 ") != std::string::npos) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_NE(tail.find("stats: connections=1 parked_now=0"), std::string::npos) << tail;
+  EXPECT_TRUE(admin_->ping().ok()) << "harkd keeps running";
 }
 
 }  // namespace
