@@ -320,8 +320,8 @@ int main(int argc, char** argv) {
   char notes[160];
   std::snprintf(notes, sizeof notes, "%zu-byte messages, gap 1 ms", size);
   bench::print_row("echo (loopback TCP round trip)", echo_p, notes);
-  std::snprintf(notes, sizeof notes, "harkd %u shards, wait 1 s, next + auto-commit; %llu empty", shards,
-                static_cast<unsigned long long>(wake.empty_polls));
+  std::snprintf(notes, sizeof notes, "harkd %u shards, wait 1 s, next + auto-commit; %llu empty",
+                shards, static_cast<unsigned long long>(wake.empty_polls));
   bench::print_row("wake (send -> parked poll returns)", wake_p, notes);
   if (echo_p.p50 > 0) {
     std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake_p.p50 / echo_p.p50,
