@@ -107,44 +107,29 @@ bool HarkdProcess::start(const Options& options) {
       std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/hark-e2e-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) return fail_start(errno_text("mkdtemp " + pattern));
   root_directory_ = pattern;
-  data_directory_ = root_directory_ + "/data";
+  data_directory_ =
+      options.data_directory.empty() ? root_directory_ + "/data" : options.data_directory;
   stderr_path_ = root_directory_ + "/harkd.stderr";
-  if (::mkdir(data_directory_.c_str(), 0700) != 0) return fail_start(errno_text("mkdir"));
-  return launch();
-}
-
-bool HarkdProcess::restart() {
-  if (pid_ > 0 || root_directory_.empty()) {
-    error_text_ = "restart() needs a harkd that was started and then stopped";
-    return false;
+  if (options.data_directory.empty() && ::mkdir(data_directory_.c_str(), 0700) != 0) {
+    return fail_start(errno_text("mkdir"));
   }
-  if (stdout_fd_ >= 0) ::close(stdout_fd_);
-  if (pidfd_ >= 0) ::close(pidfd_);
-  stdout_fd_ = -1;
-  pidfd_ = -1;
-  address_.clear();
-  port_ = 0;
-  return launch();
-}
 
-bool HarkdProcess::launch() {
-  std::vector<std::string> args = {options_.harkd_path,
+  std::vector<std::string> args = {options.harkd_path,
                                    "--address",
                                    "127.0.0.1:0",
                                    "--data-dir",
                                    data_directory_,
                                    "--shards",
-                                   std::to_string(options_.shards_count)};
-  args.insert(args.end(), options_.extra_flags.begin(), options_.extra_flags.end());
+                                   std::to_string(options.shards_count)};
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return fail_start(errno_text("pipe2"));
-  // Appended, so a restarted harkd's stderr follows the first run's.
   const int stderr_fd =
-      ::open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      ::open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   const int stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
   const pid_t pid = (stderr_fd >= 0 && stdin_fd >= 0) ? ::fork() : -1;
@@ -156,7 +141,7 @@ bool HarkdProcess::launch() {
   if (pid < 0) return fail_start(errno_text("open or fork"));
   pid_ = pid;
   pidfd_ = open_pidfd(pid);
-  if (!read_ready_line(options_.ready_timeout)) return false;
+  if (!read_ready_line(options.ready_timeout)) return false;
   drainer_ = std::thread([this] { drain_stdout(); });
   return true;
 }
@@ -226,6 +211,16 @@ ProcessExit HarkdProcess::stop() {
   return exit;
 }
 
+void HarkdProcess::signal(int signal_number) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, signal_number);
+  if (signal_number != SIGKILL) return;
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  if (drainer_.joinable()) drainer_.join();
+}
+
 ProcessExit HarkdProcess::wait_exit(std::chrono::milliseconds timeout) {
   const auto deadline = SteadyClock::now() + timeout;
   int status = 0;
@@ -254,7 +249,7 @@ void HarkdProcess::drain_stdout() {
   // harkd prints one line; anything later goes to a file next to stderr's, so a chatty harkd
   // never blocks on a full pipe and what it said stays readable.
   const std::string path = root_directory_ + "/harkd.stdout";
-  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (out >= 0) (void)!::write(out, stdout_seen_.data(), stdout_seen_.size());
   char buffer[4096];
   while (true) {

@@ -27,13 +27,13 @@ std::string describe(const ProcessExit& exit);
 // One harkd child process for an end-to-end test or a benchmark, on loopback.
 //
 // start() creates a fresh data directory under $TMPDIR (or /tmp), runs
-// `harkd --address 127.0.0.1:0 --data-dir DIR --shards N [extra flags]` with stdout on a pipe and
-// stderr in DIR/../harkd.stderr, and waits (bounded) for harkd's one ready line `harkd listening on
-// 127.0.0.1:PORT`. After that a thread drains stdout, so harkd never blocks on it. stop() sends
-// SIGTERM and waits (bounded) for the exit; if the wait runs out it SIGKILLs and reports
-// killed_late. The destructor SIGKILLs a harkd still running and removes the directory. The child
-// gets SIGKILL if the thread that started it dies (a crashed or timed-out test leaves no harkd
-// behind).
+// `harkd --address 127.0.0.1:0 --data-dir DIR --shards N` with stdout on a pipe and stderr in
+// DIR/../harkd.stderr, and waits (bounded) for harkd's one ready line
+// `harkd listening on 127.0.0.1:PORT`. After that a thread drains stdout, so harkd never
+// blocks on it. stop() sends SIGTERM and waits (bounded) for the exit; if the wait runs out
+// it SIGKILLs and reports killed_late. The destructor SIGKILLs a harkd still running and
+// removes the directory. The child gets SIGKILL if the thread that started it dies (a crashed
+// or timed-out test leaves no harkd behind).
 //
 // Owned by one thread (the test's). Not thread-safe. Control plane: allocates freely.
 class HarkdProcess {
@@ -41,9 +41,13 @@ class HarkdProcess {
   struct Options {
     std::string harkd_path;
     uint32_t shards_count = 2;
-    std::vector<std::string> extra_flags;  // Appended after --shards, e.g. --connections-max 3.
     std::chrono::milliseconds ready_timeout{30'000};  // Sanitizer builds start slowly.
     std::chrono::milliseconds stop_timeout{30'000};
+    // Run on this existing data directory (a restart) instead of a fresh one; it is not
+    // removed by the destructor.
+    std::string data_directory;
+    // Appended to harkd's command line (limits, config).
+    std::vector<std::string> extra_args;
   };
 
   HarkdProcess() = default;
@@ -53,13 +57,16 @@ class HarkdProcess {
 
   // Starts harkd and returns true once it printed its ready line. On failure (no such binary,
   // an early exit, no line before the timeout, a malformed line) the child is killed and
-  // reaped, false is returned and error_text() says what happened. Once per object.
+  // reaped, false is returned and error_text() says what happened. Once only.
   [[nodiscard]] bool start(const Options& options);
 
-  // Sends SIGTERM and waits up to options.stop_timeout for the exit; then SIGKILL.
+  // Sends SIGTERM and waits up to options.stop_timeout for the exit; then SIGKILL. Once only.
   ProcessExit stop();
-  // Starts harkd again, after stop(), on the same data directory (a new port).
-  [[nodiscard]] bool restart();
+  // Sends `signal` (SIGKILL for a crash, SIGUSR1 for the stats line). For SIGKILL the process
+  // is reaped before this returns.
+  void signal(int signal_number);
+  // Where harkd's stderr goes.
+  const std::string& stderr_path() const { return stderr_path_; }
 
   // "127.0.0.1:PORT", valid after a successful start().
   const std::string& address() const { return address_; }
@@ -74,7 +81,6 @@ class HarkdProcess {
   std::string stderr_tail(size_t lines = 40) const;
 
  private:
-  bool launch();
   bool fail_start(std::string text);
   bool read_ready_line(std::chrono::milliseconds timeout);
   ProcessExit wait_exit(std::chrono::milliseconds timeout);

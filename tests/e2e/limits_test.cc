@@ -1,78 +1,157 @@
-// Covers harkd's limits as a client sees them (SEMANTICS.md §Limits): each is a clear error or
-// a closed connection, never a hang. A control frame over Iggy's 10 MiB cap and a frame whose
-// length cannot hold a command code are InvalidCommand (3), after which harkd closes that
-// connection (server/README.md: the bytes after such a frame cannot be trusted); a connection
-// over --connections-max is closed at once while the others keep working. Not reachable from
-// here: the parked-poll pools (16384 per shard by default, no flag) and max_wait (30 s).
+// Covers harkd's limits end to end, each producing its Iggy error: connections over
+// limits.connections_max are refused with CannotEstablishConnection (9) while open ones keep
+// working; a send over limits.send_payload_max is InvalidSizeBytes (80) and closes only that
+// connection; a message over limits.message_payload_max is TooBigMessagePayload (4022); parked
+// polls over limits.parked_polls_per_shard / _total are FeatureUnavailable (5); a too large
+// connections_max for RLIMIT_NOFILE, or durability "always", stops harkd at start (exit 2).
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
-#include "core/base/message_layout.h"
-#include "protocol/command.h"
-#include "protocol/framing.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace hark::test {
 namespace {
 
-class HarkdLimits : public HarkdTest {};
+using protocol::Identifier;
 
-// A request header announcing `length` (the frame's length field: 4 + payload bytes).
-protocol::Bytes request_header(uint32_t length, protocol::Command command) {
-  protocol::Bytes header(protocol::request_header_size);
-  store_u32(header, 0, length);
-  store_u32(header, 4, protocol::command_code(command));
-  return header;
-}
-
-TEST_F(HarkdLimits, AnOversizedControlFrameIsInvalidCommandAndClosesTheConnection) {
-  RawConnection connection;
-  ASSERT_TRUE(connection.connect_and_login(address()));
-  const protocol::Bytes header =
-      request_header(4 + protocol::control_payload_max + 1, protocol::Command::get_streams);
-  const std::optional<RawResponse> response = connection.exchange(header);
-  ASSERT_TRUE(response.has_value()) << "no answer to an oversized frame";
-  EXPECT_EQ(response->status, error_code(Error::invalid_command));
-  EXPECT_TRUE(response->payload.empty());
-  EXPECT_TRUE(connection.closed_by_peer(SteadyClock::now() + at_once_bound));
-  EXPECT_TRUE(admin_->ping().ok()) << "other connections are not affected";
-}
-
-TEST_F(HarkdLimits, AFrameTooShortForItsCodeIsInvalidCommand) {
-  RawConnection connection;
-  ASSERT_TRUE(connection.connect_and_login(address()));
-  const std::optional<RawResponse> response =
-      connection.exchange(request_header(3, protocol::Command::ping));
-  ASSERT_TRUE(response.has_value());
-  EXPECT_EQ(response->status, error_code(Error::invalid_command));
-  EXPECT_TRUE(admin_->ping().ok());
-}
-
-// One shard, so "over the limit" does not depend on which shard the kernel picks.
-class HarkdConnectionLimit : public HarkdTest {
+// One harkd started with extra flags.
+class HarkdLimits : public ::testing::Test {
  protected:
-  HarkdProcess::Options harkd_options() const override {
-    HarkdProcess::Options options = HarkdTest::harkd_options();
-    options.shards_count = 1;
-    options.extra_flags = {"--connections-max", "3"};
-    return options;
+  void start(std::vector<std::string> args, uint32_t shards = 2) {
+    HarkdProcess::Options options;
+    options.harkd_path = harkd_path();
+    options.shards_count = shards;
+    options.extra_args = std::move(args);
+    ASSERT_TRUE(harkd_.start(options)) << harkd_.error_text() << "\n" << harkd_.stderr_tail();
+    admin_ = connect();
+    ASSERT_NE(admin_, nullptr);
+    ASSERT_TRUE(admin_->create_stream({.name = "s"}).ok());
+    protocol::CreateTopicRequest topic;
+    topic.stream_id = Identifier::numeric(0);
+    topic.partitions_count = 1;
+    topic.name = "t";
+    ASSERT_TRUE(admin_->create_topic(topic).ok());
   }
+
+  std::unique_ptr<client::Client> connect() {
+    auto client = std::make_unique<client::Client>();
+    if (!client->connect(harkd_.address()).ok()) return nullptr;
+    if (!client->login("iggy", "iggy").ok()) return nullptr;
+    return client;
+  }
+
+  Status send_payload(client::Client& client, size_t bytes) {
+    const protocol::Bytes payload(bytes, std::byte{'x'});
+    const protocol::OutgoingMessage message{.payload = payload};
+    return client.send_messages({.stream_id = Identifier::numeric(0),
+                                 .topic_id = Identifier::numeric(0),
+                                 .partitioning = protocol::Partitioning::partition(0)},
+                                {&message, 1});
+  }
+
+  // Parks `limit` polls, checks that one more is refused with FeatureUnavailable, then wakes
+  // the parked ones with a send.
+  void expect_parked_then_refused(uint32_t limit) {
+    std::vector<std::unique_ptr<AsyncPoll>> parked;
+    for (uint32_t consumer = 1; consumer <= limit; consumer++) {
+      parked.push_back(std::make_unique<AsyncPoll>(
+          harkd_.address(), poll_request(consumer, 0, next_strategy(), 1, 20s)));
+    }
+    std::this_thread::sleep_for(settle_time);
+    for (const auto& poll : parked) EXPECT_FALSE(poll->answered());
+    auto extra = connect();
+    ASSERT_NE(extra, nullptr);
+    const auto refused = extra->poll_messages(poll_request(99, 0, next_strategy(), 1, 20s));
+    EXPECT_EQ(refused.error(), Error::feature_unavailable);
+    EXPECT_TRUE(extra->ping().ok()) << "the connection stays usable";
+    ASSERT_TRUE(send_payload(*admin_, 10).ok());
+    for (const auto& poll : parked) {
+      const PollOutcome& outcome = poll->wait(at_once_bound);
+      EXPECT_TRUE(outcome.answered);
+      EXPECT_EQ(outcome.offsets, (std::vector<uint64_t>{0}));
+    }
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << harkd_.stderr_tail();
+  }
+
+  HarkdProcess harkd_;
+  std::unique_ptr<client::Client> admin_;
 };
 
-TEST_F(HarkdConnectionLimit, AConnectionOverTheLimitIsClosedAndTheOthersKeepWorking) {
-  RawConnection second;
-  RawConnection third;
-  ASSERT_TRUE(second.connect_and_login(address()));  // admin_ is the first.
-  ASSERT_TRUE(third.connect_and_login(address()));
-  RawConnection fourth;
-  ASSERT_TRUE(fourth.connect(address()));  // The kernel completes the handshake ...
-  EXPECT_TRUE(fourth.closed_by_peer(SteadyClock::now() + at_once_bound));  // ... harkd closes.
+TEST_F(HarkdLimits, ConnectionsOverTheLimitAreRefusedWithCannotEstablishConnection) {
+  start({"--connections-max", "4"}, 1);
+  std::vector<std::unique_ptr<client::Client>> open;
+  for (int i = 0; i < 3; i++) open.push_back(connect());
+  for (const auto& client : open) ASSERT_NE(client, nullptr);
+  RawConnection refused;
+  ASSERT_TRUE(refused.connect(harkd_.address()));
+  const auto answer = refused.read_response(SteadyClock::now() + at_once_bound);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->status, error_code(Error::cannot_establish_connection));
+  for (const auto& client : open) EXPECT_TRUE(client->ping().ok());
+  open.pop_back();  // A slot frees up once harkd sees the close.
+  const auto deadline = SteadyClock::now() + at_once_bound;
+  std::unique_ptr<client::Client> again;
+  while (again == nullptr && SteadyClock::now() < deadline) {
+    again = connect();
+    if (again == nullptr) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_NE(again, nullptr);
+}
 
-  EXPECT_TRUE(admin_->ping().ok());
-  const std::optional<RawResponse> pong = second.exchange(request_frame(protocol::PingRequest{}));
-  ASSERT_TRUE(pong.has_value());
-  EXPECT_EQ(pong->status, 0u);
+TEST_F(HarkdLimits, OversizedSendsAndMessagesGetTheirErrors) {
+  start({"--send-payload-max", "64KiB", "--message-payload-max", "1000"});
+  EXPECT_TRUE(send_payload(*admin_, 1000).ok());
+  EXPECT_EQ(send_payload(*admin_, 1001).error(), Error::too_big_message_payload);
+  EXPECT_TRUE(admin_->ping().ok()) << "a too big message keeps the connection";
+
+  auto other = connect();
+  const protocol::Bytes payload(100'000, std::byte{'y'});
+  std::vector<protocol::OutgoingMessage> messages(1, {.payload = {payload.data(), 900}});
+  messages.resize(100, messages.front());  // 100 × (64 + 900) bytes: over 64 KiB.
+  EXPECT_EQ(other
+                ->send_messages({.stream_id = Identifier::numeric(0),
+                                 .topic_id = Identifier::numeric(0),
+                                 .partitioning = protocol::Partitioning::partition(0)},
+                                messages)
+                .error(),
+            Error::invalid_size_bytes);
+  EXPECT_TRUE(admin_->ping().ok()) << "another connection is not disturbed";
+}
+
+TEST_F(HarkdLimits, ParkedPollsOverTheShardLimitAreFeatureUnavailable) {
+  start({"--parked-polls-per-shard", "2"}, 1);
+  expect_parked_then_refused(2);
+}
+
+TEST_F(HarkdLimits, ParkedPollsOverTheTotalLimitAreFeatureUnavailable) {
+  // Each shard could hold all three: only the total refuses the fourth.
+  start({"--parked-polls-per-shard", "3", "--parked-polls-total", "3"}, 2);
+  expect_parked_then_refused(3);
+}
+
+// harkd run to its exit with `args`: the exit code and what it wrote to stderr.
+std::pair<ProcessExit, std::string> run_to_exit(std::vector<std::string> args) {
+  HarkdProcess::Options options;
+  options.harkd_path = harkd_path();
+  options.extra_args = std::move(args);
+  options.ready_timeout = 10s;
+  HarkdProcess harkd;
+  EXPECT_FALSE(harkd.start(options)) << "harkd started";
+  return {ProcessExit{}, harkd.error_text() + "\n" + harkd.stderr_tail()};
+}
+
+TEST(HarkdStartLimits, ImpossibleSettingsStopHarkdAtStartWithAReason) {
+  const auto [nofile_exit, nofile_text] = run_to_exit({"--connections-max", "100000"});
+  EXPECT_NE(nofile_text.find("RLIMIT_NOFILE"), std::string::npos) << nofile_text;
+  EXPECT_NE(nofile_text.find("exited 2"), std::string::npos) << nofile_text;
+  const auto [always_exit, always_text] = run_to_exit({"--durability", "always"});
+  EXPECT_NE(always_text.find("not implemented"), std::string::npos) << always_text;
+  EXPECT_NE(always_text.find("exited 2"), std::string::npos) << always_text;
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 // answered on threads of their own (AsyncPoll) while the test produces, purges, deletes or
 // stops harkd on others. "Not answered yet" is asserted after settle_time (no signal says
 // "parked"); "answered at once" means within at_once_bound, far below every wait used; timing
-// bounds are generous (late_bound). Not tested: the max_wait clamp (30 s default; a test would
-// take 30 s), consumer-group rebalance (harkd has no groups yet).
+// bounds are generous (late_bound). The max_wait clamp runs with --max-wait 300ms. Consumer
+// groups: commands_groups_test.cc.
 #include <signal.h>
 
 #include <algorithm>
@@ -397,6 +397,30 @@ TEST_F(LongPoll, ShutdownAnswersAParkedPollEmptyAndExitsZero) {
   EXPECT_EQ(outcome.status, 0u);
   EXPECT_EQ(outcome.header.messages_count, 0u);
   EXPECT_LT(outcome.answered_at - poll.sent_at(), long_wait);
+}
+
+// harkd with --max-wait 300ms, so the clamp can be seen without waiting 30 s.
+class LongPollClamped : public HarkdTest {
+ protected:
+  static constexpr auto max_wait = 300ms;
+  HarkdProcess::Options harkd_options() const override {
+    HarkdProcess::Options options = HarkdTest::harkd_options();
+    options.extra_args = {"--max-wait", std::to_string(max_wait.count()) + "ms"};
+    return options;
+  }
+};
+
+TEST_F(LongPollClamped, AWaitAboveMaxWaitIsClampedToIt) {
+  create_stream_and_topic(1);
+  const auto request = poll_request(1, 0, next_strategy(), 10, long_wait);
+  AsyncPoll poll(address(), request);
+  const PollOutcome& outcome = poll.wait(max_wait + late_bound() + at_once_bound);
+  ASSERT_TRUE(outcome.answered) << "not answered within max_wait";
+  EXPECT_EQ(outcome.status, 0u) << "a clamp, not an error";
+  EXPECT_EQ(outcome.header.messages_count, 0u);
+  const auto elapsed = outcome.answered_at - poll.sent_at();
+  EXPECT_GE(elapsed, max_wait);
+  EXPECT_LE(elapsed, max_wait + late_bound());
 }
 
 TEST_F(LongPoll, ATimestampPollForTheFutureIsNotAnsweredByAnOlderMessage) {
