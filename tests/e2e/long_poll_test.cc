@@ -119,6 +119,44 @@ TEST_F(LongPoll, TheLargestWaitIsClampedNotOverflowed) {
   EXPECT_EQ(outcome.payloads, std::vector<std::string>{"late"});
 }
 
+TEST_F(LongPoll, AParkedPollIsWokenWithALargeMessageWholeAndAutoCommitsIt) {
+  create_stream_and_topic(4);
+  const std::vector<uint32_t> partitions = one_partition_per_shard(4, shards_count);
+  ASSERT_EQ(partitions.size(), shards_count);
+  // 4 MiB: the answer leaves harkd in many partial sends (the committed bytes, not a copy);
+  // auto-commit must wait for the last one.
+  std::string payload(4 << 20, '\0');
+  for (size_t i = 0; i < payload.size(); i++) payload[i] = static_cast<char>('a' + i % 23);
+  RawConnection consumer;
+  ASSERT_TRUE(consumer.connect_and_login(address()));
+  for (const uint32_t partition : partitions) {
+    SCOPED_TRACE("partition " + std::to_string(partition));
+    {
+      AsyncPoll poll(consumer, poll_request(3, partition, next_strategy(), 10, long_wait,
+                                            /*auto_commit=*/true));
+      expect_parked(poll);
+      ASSERT_TRUE(send_text(partition, payload).ok());
+      const PollOutcome& outcome = poll.wait(4 * at_once_bound);
+      ASSERT_TRUE(outcome.answered);
+      EXPECT_EQ(outcome.status, 0u);
+      ASSERT_EQ(outcome.payloads.size(), 1u);
+      EXPECT_TRUE(outcome.payloads[0] == payload) << "the payload came back altered";
+    }
+    protocol::GetConsumerOffsetRequest get;
+    get.consumer = {protocol::ConsumerKind::consumer, Identifier::numeric(3)};
+    get.stream_id = Identifier::numeric(0);
+    get.topic_id = Identifier::numeric(0);
+    get.partition_id = partition;
+    const std::optional<RawResponse> response = consumer.exchange(request_frame(get));
+    ASSERT_TRUE(response.has_value());
+    const auto stored =
+        protocol::decode_optional_payload<protocol::ConsumerOffsetResponse>(response->payload);
+    ASSERT_TRUE(stored.ok());
+    ASSERT_TRUE(stored->has_value());
+    EXPECT_EQ((*stored)->stored_offset, 0u);
+  }
+}
+
 TEST_F(LongPoll, ATimedOutPollIsAnsweredEmptyAsAnImmediatePollWouldBe) {
   create_stream_and_topic(2);
   for (int i = 0; i < 3; i++) ASSERT_TRUE(send_text(1, "m" + std::to_string(i)).ok());
