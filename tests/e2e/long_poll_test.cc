@@ -359,6 +359,14 @@ TEST_F(LongPoll, PurgeTopicAnswersAParkedPollEmptyAtOnce) {
   ASSERT_TRUE(outcome.answered) << "a purge must answer a parked poll at once";
   EXPECT_EQ(outcome.status, 0u);
   EXPECT_EQ(outcome.header.messages_count, 0u);
+  // The partition restarts at offset 0 (Iggy 0.8.0), and parks and wakes as before.
+  AsyncPoll after(address(), poll_request(1, 0, next_strategy(), 10, long_wait));
+  expect_parked(after);
+  ASSERT_TRUE(send_text(0, "after purge").ok());
+  const PollOutcome& woken = after.wait(at_once_bound);
+  ASSERT_TRUE(woken.answered);
+  EXPECT_EQ(woken.offsets, std::vector<uint64_t>{0});
+  EXPECT_EQ(woken.payloads, std::vector<std::string>{"after purge"});
 }
 
 TEST_F(LongPoll, PurgeStreamAnswersAParkedPollEmptyAtOnce) {
