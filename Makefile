@@ -20,10 +20,6 @@ build: deps
 	@cmake --build --preset release
 
 run: build
-	@if [[ ! -x build/bin/harkd ]]; then \
-	  echo "make run: build/bin/harkd is not built yet (the server lands with the wait-path issue)"; \
-	  exit 1; \
-	fi
 	@mkdir -p data
 	exec build/bin/harkd --address 127.0.0.1:8090 --data-dir ./data $(HARKD_ARGS)
 

@@ -132,7 +132,7 @@ class Broker::ShutdownTask final : public io::Task {
 Broker::Broker(const BrokerOptions& options)
     : options_(options),
       ownership_(options.shards_count),
-      initial_catalog_(std::make_shared<internal::Catalog>()),
+      initial_catalog_(make_ref<internal::Catalog>()),
       setup_(std::make_unique<Setup>(*this)),
       shards_(options.shards_count, nullptr) {}
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/ref.h"
 #include "core/base/result.h"
 #include "core/base/units.h"
 #include "core/broker/operations.h"
@@ -97,7 +98,7 @@ class Broker {
 
   BrokerOptions options_;
   OwnershipMap ownership_;
-  std::shared_ptr<const internal::Catalog> initial_catalog_;
+  Ref<const internal::Catalog> initial_catalog_;
   std::unique_ptr<internal::MetadataLog> metadata_log_;
   std::unique_ptr<Setup> setup_;
   std::vector<internal::BrokerShard*> shards_;  // Set on each shard thread at start.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/intrusive_list.h"
+#include "core/base/ref.h"
 #include "core/broker/operation.h"
 #include "core/wait/wait.h"
 #include "core/wait/wait_shard.h"
@@ -36,7 +37,7 @@ class Append : public Operation {
   void resolve(internal::BrokerShard& shard);
   void at_owner(internal::BrokerShard& shard);
 
-  std::shared_ptr<internal::PartitionCell> cell_;
+  Ref<internal::PartitionCell> cell_;
 };
 
 // What a poll returns: the messages (a view of committed, immutable bytes, valid on any thread
@@ -111,7 +112,7 @@ class Poll : public Operation, private WaitClient, public ListHook<GroupPollTag>
   Reader reader_{*this};
   // The partitions this poll reads, in order (one, or a group member's assignment from its
   // round-robin cursor) and, as each owner is visited, what to wait for there.
-  std::vector<std::shared_ptr<internal::PartitionCell>> cells_;
+  std::vector<Ref<internal::PartitionCell>> cells_;
   std::vector<Watch> watches_;
   std::vector<uint32_t> assigned_;  // A group member's partitions when it parked.
   size_t visiting_ = 0;
@@ -136,7 +137,7 @@ class StoreOffset : public Operation {
  private:
   void step(internal::BrokerShard& shard) override;
 
-  std::shared_ptr<internal::PartitionCell> cell_;
+  Ref<internal::PartitionCell> cell_;
 };
 
 class GetOffset : public Operation {
@@ -153,7 +154,7 @@ class GetOffset : public Operation {
  private:
   void step(internal::BrokerShard& shard) override;
 
-  std::shared_ptr<internal::PartitionCell> cell_;
+  Ref<internal::PartitionCell> cell_;
 };
 
 // Deletes the oldest `count` sealed segments of a partition (fewer if fewer are sealed).
@@ -168,7 +169,7 @@ class DeleteSegments : public Operation {
  private:
   void step(internal::BrokerShard& shard) override;
 
-  std::shared_ptr<internal::PartitionCell> cell_;
+  Ref<internal::PartitionCell> cell_;
 };
 
 // Writes a partition's appended messages to disk now (and fdatasyncs them if `fsync`); done()
@@ -184,7 +185,7 @@ class FlushUnsavedBuffer : public Operation, private storage::FlushCompletion {
   void step(internal::BrokerShard& shard) override;
   void flushed(Status status) override;
 
-  std::shared_ptr<internal::PartitionCell> cell_;
+  Ref<internal::PartitionCell> cell_;
 };
 
 // Forgets a consumer's stored offset (consumer_offset_not_found, 3021, if there is none).
@@ -199,7 +200,7 @@ class DeleteOffset : public Operation {
  private:
   void step(internal::BrokerShard& shard) override;
 
-  std::shared_ptr<internal::PartitionCell> cell_;
+  Ref<internal::PartitionCell> cell_;
 };
 
 }  // namespace hark::core

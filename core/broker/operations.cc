@@ -307,7 +307,7 @@ void Append::resolve(BrokerShard& shard) {
 }
 
 void Append::at_owner(BrokerShard& shard) {
-  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  Ref<internal::PartitionCell> cell = std::move(cell_);
   internal::Partition* const partition = shard.owned(*cell);
   if (partition == nullptr) {
     finish(shard, Error::partition_not_found);
@@ -322,9 +322,10 @@ void Append::at_owner(BrokerShard& shard) {
 namespace {
 
 // Resolves the partition of an offset operation, and a group consumer's id.
-Result<std::shared_ptr<internal::PartitionCell>> offset_partition(
-    const BrokerShard& shard, ConsumerRef& consumer, const NameOrId& group, const NameOrId& stream,
-    const NameOrId& topic, std::optional<uint32_t> partition) {
+Result<Ref<internal::PartitionCell>> offset_partition(const BrokerShard& shard,
+                                                      ConsumerRef& consumer, const NameOrId& group,
+                                                      const NameOrId& stream, const NameOrId& topic,
+                                                      std::optional<uint32_t> partition) {
   HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
   if (consumer.kind == ConsumerRef::Kind::group) {
     HARK_TRY_ASSIGN(const internal::GroupEntry* const found, entry->group(group));
@@ -352,7 +353,7 @@ void StoreOffset::step(BrokerShard& shard) {
       return;
     }
   }
-  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  Ref<internal::PartitionCell> cell = std::move(cell_);
   internal::Partition* const owner = shard.owned(*cell);
   if (owner == nullptr) {
     finish(shard, Error::partition_not_found);
@@ -374,7 +375,7 @@ void GetOffset::step(BrokerShard& shard) {
       return;
     }
   }
-  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  Ref<internal::PartitionCell> cell = std::move(cell_);
   internal::Partition* const owner = shard.owned(*cell);
   if (owner == nullptr) {
     finish(shard, Error::partition_not_found);
@@ -399,7 +400,7 @@ void DeleteSegments::step(BrokerShard& shard) {
       return;
     }
   }
-  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  Ref<internal::PartitionCell> cell = std::move(cell_);
   internal::Partition* const owner = shard.owned(*cell);
   if (owner == nullptr) {
     finish(shard, Error::partition_not_found);
@@ -450,7 +451,7 @@ void DeleteOffset::step(BrokerShard& shard) {
       return;
     }
   }
-  std::shared_ptr<internal::PartitionCell> cell = std::move(cell_);
+  Ref<internal::PartitionCell> cell = std::move(cell_);
   internal::Partition* const owner = shard.owned(*cell);
   finish(shard,
          owner == nullptr ? Status(Error::partition_not_found) : owner->delete_offset(consumer));

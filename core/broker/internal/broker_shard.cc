@@ -18,8 +18,7 @@ std::string partition_directory(const std::string& data, const PartitionKey& key
 
 }  // namespace
 
-BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor,
-                         std::shared_ptr<const Catalog> catalog)
+BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog> catalog)
     : broker_(broker),
       reactor_(reactor),
       waits_(reactor, broker.options().waits),
@@ -117,7 +116,7 @@ void BrokerShard::retire(const Change& change) {
   }
 }
 
-Status BrokerShard::open_partition(const std::shared_ptr<PartitionCell>& cell) {
+Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
   auto log = storage::PartitionLog::open(reactor_, reactor_.clock(), log_options(*cell));
   if (!log.ok()) {
     HARK_LOG_ERROR("cannot open partition %u/%u/%u: %s", cell->key.stream.value(),

@@ -20,7 +20,7 @@ namespace hark::core::internal {
 // thread only; operations reach it as tasks.
 class BrokerShard final : private WinHook {
  public:
-  BrokerShard(Broker& broker, io::Reactor& reactor, std::shared_ptr<const Catalog> catalog);
+  BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog> catalog);
   // At start: opens the partitions of the catalog this shard owns.
   Status open_partitions();
   ~BrokerShard();
@@ -92,14 +92,14 @@ class BrokerShard final : private WinHook {
   };
 
   void on_won(Registration& registration) override;
-  Status open_partition(const std::shared_ptr<PartitionCell>& cell);
+  Status open_partition(const Ref<PartitionCell>& cell);
   storage::LogOptions log_options(const PartitionCell& cell) const;
   void arm_retention();
 
   Broker& broker_;
   io::Reactor& reactor_;
   WaitShard waits_;
-  std::shared_ptr<const Catalog> catalog_;
+  Ref<const Catalog> catalog_;
   std::unique_ptr<Coordinator> coordinator_;  // Shard 0 only.
   absl::flat_hash_map<PartitionKey, std::unique_ptr<Partition>> owned_;
   absl::flat_hash_map<const TopicEntry*, uint32_t> balanced_;

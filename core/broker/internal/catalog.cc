@@ -115,9 +115,8 @@ Result<const TopicEntry*> Catalog::topic(const NameOrId& stream_ref,
   return stream_entry->topic(topic_ref);
 }
 
-Result<std::shared_ptr<PartitionCell>> Catalog::partition(const NameOrId& stream_ref,
-                                                          const NameOrId& topic_ref,
-                                                          uint32_t partition_id) const {
+Result<Ref<PartitionCell>> Catalog::partition(const NameOrId& stream_ref, const NameOrId& topic_ref,
+                                              uint32_t partition_id) const {
   HARK_TRY_ASSIGN(const TopicEntry* const topic_entry, topic(stream_ref, topic_ref));
   if (partition_id >= topic_entry->partitions.size()) return Error::partition_not_found;
   return topic_entry->partitions[partition_id];
@@ -135,13 +134,13 @@ PartitionCell* Catalog::find(const PartitionKey& key) const {
 }
 
 CatalogEdit::CatalogEdit(const Catalog& base, const OwnershipMap& ownership, Clock& clock)
-    : next_(std::make_shared<Catalog>(base)), ownership_(ownership), clock_(clock) {
+    : next_(make_ref<Catalog>(base)), ownership_(ownership), clock_(clock) {
   next_->version++;
 }
 
 Result<StreamEntry*> CatalogEdit::writable_stream(const NameOrId& ref) {
   HARK_TRY_ASSIGN(const StreamEntry* const current, next_->stream(ref));
-  auto copy = std::make_shared<StreamEntry>(*current);
+  auto copy = make_ref<StreamEntry>(*current);
   StreamEntry* const writable = copy.get();
   next_->streams[current->id] = std::move(copy);
   return writable;
@@ -149,7 +148,7 @@ Result<StreamEntry*> CatalogEdit::writable_stream(const NameOrId& ref) {
 
 StreamEntry& CatalogEdit::add_stream(uint32_t id, UnixMicros created_at, std::string name) {
   journal_stream_created(journal, id, created_at, name);
-  auto entry = std::make_shared<StreamEntry>();
+  auto entry = make_ref<StreamEntry>();
   entry->id = id;
   entry->name = std::move(name);
   entry->created_at = created_at;
@@ -175,7 +174,7 @@ void CatalogEdit::remove_stream(const StreamEntry& stream) {
 TopicEntry& CatalogEdit::add_topic(StreamEntry& stream, uint32_t id, UnixMicros created_at,
                                    std::string name, const TopicSettings& settings) {
   journal_topic_created(journal, stream.id, id, created_at, name, settings);
-  auto entry = std::make_shared<TopicEntry>();
+  auto entry = make_ref<TopicEntry>();
   entry->id = id;
   entry->name = std::move(name);
   entry->created_at = created_at;
@@ -235,7 +234,7 @@ GroupEntry& CatalogEdit::add_group(StreamEntry& stream, const TopicEntry& topic,
                                    std::string name) {
   journal_group_created(journal, stream.id, topic.id, id, name);
   TopicEntry& entry = writable_topic(stream, topic);
-  auto group = std::make_shared<GroupEntry>();
+  auto group = make_ref<GroupEntry>();
   group->id = id;
   group->name = std::move(name);
   entry.next_group_id = std::max(entry.next_group_id, id + 1);
@@ -270,7 +269,7 @@ bool CatalogEdit::leave_group(StreamEntry& stream, const TopicEntry& topic, cons
 }
 
 GroupEntry& CatalogEdit::writable_group(TopicEntry& topic, const GroupEntry& group) {
-  auto copy = std::make_shared<GroupEntry>(group);
+  auto copy = make_ref<GroupEntry>(group);
   GroupEntry& writable = *copy;
   topic.groups[group.id] = std::move(copy);
   return writable;
@@ -278,7 +277,7 @@ GroupEntry& CatalogEdit::writable_group(TopicEntry& topic, const GroupEntry& gro
 
 void CatalogEdit::reassign_groups(TopicEntry& topic) {
   for (auto& [id, group] : topic.groups) {
-    auto copy = std::make_shared<GroupEntry>(*group);
+    auto copy = make_ref<GroupEntry>(*group);
     copy->assign(static_cast<uint32_t>(topic.partitions.size()));
     group = std::move(copy);
   }
@@ -289,17 +288,16 @@ void CatalogEdit::purge_topic(const TopicEntry& topic) {
 }
 
 TopicEntry& CatalogEdit::writable_topic(StreamEntry& stream, const TopicEntry& topic) {
-  auto copy = std::make_shared<TopicEntry>(topic);
+  auto copy = make_ref<TopicEntry>(topic);
   TopicEntry& writable = *copy;
   stream.topics[topic.id] = std::move(copy);
   return writable;
 }
 
-std::shared_ptr<PartitionCell> CatalogEdit::make_cell(const StreamEntry& stream,
-                                                      const TopicEntry& topic, uint32_t partition,
-                                                      UnixMicros created_at) {
+Ref<PartitionCell> CatalogEdit::make_cell(const StreamEntry& stream, const TopicEntry& topic,
+                                          uint32_t partition, UnixMicros created_at) {
   const PartitionKey key{StreamId(stream.id), TopicId(topic.id), PartitionId(partition)};
-  return std::make_shared<PartitionCell>(key, ownership_.lookup(key).shard, created_at);
+  return make_ref<PartitionCell>(key, ownership_.lookup(key).shard, created_at);
 }
 
 }  // namespace hark::core::internal

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/base/clock.h"
+#include "core/base/ref.h"
 #include "core/base/result.h"
 #include "core/broker/name_or_id.h"
 #include "core/broker/operations.h"
@@ -21,9 +22,9 @@ class Partition;
 
 // One partition as every shard sees it: its key, its commit point (where polls park), and the
 // figures its owner publishes after each append for get_stream/get_topic on any shard.
-// Shared by every catalog version that lists it, so it outlives the last shard that could
+// Shared (Ref) by every catalog version that lists it, so it outlives the last shard that could
 // still reach it; the owner releases its commit point before it drops out of the catalog.
-class PartitionCell final : public CommitPoint {
+class PartitionCell final : public CommitPoint, public RefCounted {
  public:
   PartitionCell(PartitionKey partition_key, ShardId owner, UnixMicros created)
       : CommitPoint(owner), key(partition_key), created_at(created) {}
@@ -46,7 +47,7 @@ class PartitionCell final : public CommitPoint {
 // Assignment rule: partition p goes to member p mod members_count, members in join order
 // (docs/architecture.md §Consumer groups); recomputed whenever members or partitions change.
 // Members are connections, so they are not persisted: after a restart every group is empty.
-struct GroupEntry {
+struct GroupEntry : RefCounted {
   uint32_t id = 0;
   std::string name;
   std::vector<GroupMemberInfo> members;
@@ -56,13 +57,13 @@ struct GroupEntry {
   GroupDetails details(uint32_t partitions_count) const;
 };
 
-struct TopicEntry {
+struct TopicEntry : RefCounted {
   uint32_t id = 0;
   std::string name;
   UnixMicros created_at = 0;
   TopicSettings settings;
-  std::vector<std::shared_ptr<PartitionCell>> partitions;  // Index = partition id.
-  std::map<uint32_t, std::shared_ptr<const GroupEntry>> groups;
+  std::vector<Ref<PartitionCell>> partitions;  // Index = partition id.
+  std::map<uint32_t, Ref<const GroupEntry>> groups;
   uint32_t next_group_id = 0;
 
   TopicInfo info() const;
@@ -71,11 +72,11 @@ struct TopicEntry {
   Result<const GroupEntry*> group(const NameOrId& ref) const;
 };
 
-struct StreamEntry {
+struct StreamEntry : RefCounted {
   uint32_t id = 0;
   std::string name;
   UnixMicros created_at = 0;
-  std::map<uint32_t, std::shared_ptr<const TopicEntry>> topics;
+  std::map<uint32_t, Ref<const TopicEntry>> topics;
   uint32_t next_topic_id = 0;
 
   StreamInfo info() const;
@@ -86,18 +87,17 @@ struct StreamEntry {
 // Streams, topics and partitions: an immutable snapshot. Shard 0 makes each new version from
 // the last one (CatalogEdit) and hands it to every shard; entries that did not change are
 // shared between versions.
-struct Catalog {
+struct Catalog : RefCounted {
   uint64_t version = 0;
-  std::map<uint32_t, std::shared_ptr<const StreamEntry>> streams;
+  std::map<uint32_t, Ref<const StreamEntry>> streams;
   uint32_t next_stream_id = 0;
 
   // Iggy's errors for a missing stream: 1009 (by id) or 1010 (by name).
   Result<const StreamEntry*> stream(const NameOrId& ref) const;
   Result<const TopicEntry*> topic(const NameOrId& stream_ref, const NameOrId& topic_ref) const;
   // partition_not_found (3007) past the topic's partitions.
-  Result<std::shared_ptr<PartitionCell>> partition(const NameOrId& stream_ref,
-                                                   const NameOrId& topic_ref,
-                                                   uint32_t partition_id) const;
+  Result<Ref<PartitionCell>> partition(const NameOrId& stream_ref, const NameOrId& topic_ref,
+                                       uint32_t partition_id) const;
   // By key (the partition a poll or append already resolved), or null if it is gone.
   PartitionCell* find(const PartitionKey& key) const;
 };
@@ -140,20 +140,20 @@ class CatalogEdit {
   bool leave_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
                    uint32_t client);
 
-  std::shared_ptr<const Catalog> take() { return std::move(next_); }
+  Ref<const Catalog> take() { return std::move(next_); }
   std::vector<std::byte> journal;
-  std::vector<std::shared_ptr<PartitionCell>> created;
-  std::vector<std::shared_ptr<PartitionCell>> removed;
-  std::vector<std::shared_ptr<PartitionCell>> purged;
+  std::vector<Ref<PartitionCell>> created;
+  std::vector<Ref<PartitionCell>> removed;
+  std::vector<Ref<PartitionCell>> purged;
 
  private:
   TopicEntry& writable_topic(StreamEntry& stream, const TopicEntry& topic);
   GroupEntry& writable_group(TopicEntry& topic, const GroupEntry& group);
   void reassign_groups(TopicEntry& topic);
-  std::shared_ptr<PartitionCell> make_cell(const StreamEntry& stream, const TopicEntry& topic,
-                                           uint32_t partition, UnixMicros created_at);
+  Ref<PartitionCell> make_cell(const StreamEntry& stream, const TopicEntry& topic,
+                               uint32_t partition, UnixMicros created_at);
 
-  std::shared_ptr<Catalog> next_;
+  Ref<Catalog> next_;
   const OwnershipMap& ownership_;
   Clock& clock_;
 };

@@ -21,8 +21,7 @@ std::string topic_directory(const std::string& data, uint32_t stream, uint32_t t
 
 }  // namespace
 
-Coordinator::Coordinator(BrokerShard& shard, std::shared_ptr<const Catalog> catalog,
-                         MetadataLog& log)
+Coordinator::Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, MetadataLog& log)
     : shard_(shard),
       log_(log),
       catalog_(std::move(catalog)),

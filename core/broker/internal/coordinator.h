@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/base/ref.h"
 #include "core/base/result.h"
 #include "core/broker/internal/catalog.h"
 #include "core/broker/internal/metadata_log.h"
@@ -16,10 +17,10 @@ class BrokerShard;
 
 // A new catalog version and what shards must do to their partitions to get there.
 struct Change {
-  std::shared_ptr<const Catalog> catalog;
-  std::vector<std::shared_ptr<PartitionCell>> created;
-  std::vector<std::shared_ptr<PartitionCell>> removed;
-  std::vector<std::shared_ptr<PartitionCell>> purged;
+  Ref<const Catalog> catalog;
+  std::vector<Ref<PartitionCell>> created;
+  std::vector<Ref<PartitionCell>> removed;
+  std::vector<Ref<PartitionCell>> purged;
 };
 
 // Runs metadata commands one at a time on shard 0 (which owns the catalog): persists the
@@ -34,7 +35,7 @@ struct Change {
 class Coordinator final : private PersistDone {
  public:
   // `log` persists each change before it is applied; it must outlive the coordinator.
-  Coordinator(BrokerShard& shard, std::shared_ptr<const Catalog> catalog, MetadataLog& log);
+  Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, MetadataLog& log);
   ~Coordinator();
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
@@ -64,7 +65,7 @@ class Coordinator final : private PersistDone {
 
   BrokerShard& shard_;
   MetadataLog& log_;
-  std::shared_ptr<const Catalog> catalog_;
+  Ref<const Catalog> catalog_;
   std::deque<MetadataCommand*> queue_;
   std::vector<RoundTask> tasks_;
   MetadataCommand* current_ = nullptr;

@@ -55,7 +55,7 @@ bool torn_tail(std::span<const std::byte> rest) {
 
 Result<std::unique_ptr<MetadataLog>> MetadataLog::open(const std::string& path,
                                                        const OwnershipMap& ownership, Clock& clock,
-                                                       std::shared_ptr<const Catalog>& catalog) {
+                                                       Ref<const Catalog>& catalog) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     HARK_LOG_ERROR("cannot open %s: %s", path, std::strerror(errno));

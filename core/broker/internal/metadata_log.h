@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/base/clock.h"
+#include "core/base/ref.h"
 #include "core/base/result.h"
 #include "core/broker/internal/catalog.h"
 #include "core/ownership_map.h"
@@ -37,7 +38,7 @@ class MetadataLog final : private io::Completion {
   // that decodes but does not fit the catalog), file errors. Blocking: at start only.
   static Result<std::unique_ptr<MetadataLog>> open(const std::string& path,
                                                    const OwnershipMap& ownership, Clock& clock,
-                                                   std::shared_ptr<const Catalog>& catalog);
+                                                   Ref<const Catalog>& catalog);
   ~MetadataLog();
   MetadataLog(const MetadataLog&) = delete;
   MetadataLog& operator=(const MetadataLog&) = delete;

@@ -4,8 +4,7 @@
 
 namespace hark::core::internal {
 
-Partition::Partition(std::shared_ptr<PartitionCell> cell,
-                     std::unique_ptr<storage::PartitionLog> log,
+Partition::Partition(Ref<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
                      std::unique_ptr<OffsetStore> offsets)
     : cell_(std::move(cell)), log_(std::move(log)), offsets_(std::move(offsets)) {
   cell_->local = this;

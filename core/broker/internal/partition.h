@@ -4,6 +4,7 @@
 #include <optional>
 #include <span>
 
+#include "core/base/ref.h"
 #include "core/base/result.h"
 #include "core/broker/internal/catalog.h"
 #include "core/broker/internal/offset_store.h"
@@ -17,7 +18,7 @@ namespace hark::core::internal {
 // it publishes to (its PartitionCell). Used on the owner shard only.
 class Partition {
  public:
-  Partition(std::shared_ptr<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
+  Partition(Ref<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
             std::unique_ptr<OffsetStore> offsets);
   ~Partition();
   Partition(const Partition&) = delete;
@@ -51,7 +52,7 @@ class Partition {
  private:
   void publish_figures();
 
-  std::shared_ptr<PartitionCell> cell_;
+  Ref<PartitionCell> cell_;
   std::unique_ptr<storage::PartitionLog> log_;
   std::unique_ptr<OffsetStore> offsets_;
 };

@@ -1,0 +1,332 @@
+// End-to-end wake-up latency of a parked poll against harkd, next to a loopback TCP echo round
+// trip measured in the same run (the contract's yardstick: wake p50 ≤ 1.5 × echo p50).
+// Scenarios:
+//   echo   a client thread sends one frame-sized message to an echo thread (blocking sockets,
+//          TCP_NODELAY) every `gap` and reads it back: latency = read back - sent.
+//   wake   harkd (2 shards, temp data dir, ephemeral port) with one producer and one consumer
+//          connection. The consumer long-polls partition 0 (`next`, auto-commit, wait 1 s) in
+//          a loop; the producer waits until the previous message arrived, idles `gap` (the
+//          consumer parks again meanwhile), records the steady clock and sends one message
+//          carrying that time in its payload. latency = poll returned - sent, which covers
+//          the producer's send, harkd's append, the wake (across shards when the partition's
+//          owner is not the consumer connection's shard) and the poll response.
+// The echo message is as long as the producer's send frame, so both move the same bytes out.
+// Loopback only, bounded loops; the first 5 % of each run are warm-up and not counted.
+// Usage: hark_e2e_wake_bench [--smoke] [--count N] [--harkd PATH]
+//   (smoke: 20 iterations, for the bench-smoke ctest label; PATH defaults to the built harkd)
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "bench/support/latency.h"
+#include "protocol/send_messages.h"
+#include "tests/e2e/harkd_process.h"
+#include "tools/client/client.h"
+
+#ifndef HARK_HARKD_PATH
+#error "HARK_HARKD_PATH must name the harkd binary (bench/CMakeLists.txt sets it)"
+#endif
+
+namespace hark::bench {
+namespace {
+
+using namespace std::chrono_literals;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr auto gap = 1ms;
+constexpr auto poll_wait = 1s;
+
+double micros_between(SteadyClock::time_point from, SteadyClock::time_point to) {
+  return std::chrono::duration<double, std::micro>(to - from).count();
+}
+
+// Drops the warm-up from the front of a run's samples.
+std::vector<double> without_warmup(std::vector<double> samples) {
+  const size_t warmup = samples.size() / 20;
+  samples.erase(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(warmup));
+  return samples;
+}
+
+bool write_all(int fd, const std::byte* data, size_t size) {
+  while (size > 0) {
+    const ssize_t sent = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent <= 0) return false;
+    data += sent;
+    size -= static_cast<size_t>(sent);
+  }
+  return true;
+}
+
+bool read_all(int fd, std::byte* data, size_t size) {
+  while (size > 0) {
+    const ssize_t got = ::recv(fd, data, size, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    data += got;
+    size -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+void set_nodelay(int fd) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// The echo round trip: a server thread echoing `size`-byte messages on one connection.
+std::vector<double> measure_echo(int count, size_t size) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (listener < 0 ||
+      ::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listener, 1) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    std::perror("echo listener");
+    return {};
+  }
+  std::thread server([listener, size] {
+    const int connection = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (connection < 0) return;
+    set_nodelay(connection);
+    std::vector<std::byte> buffer(size);
+    while (read_all(connection, buffer.data(), size) &&
+           write_all(connection, buffer.data(), size)) {
+    }
+    ::close(connection);
+  });
+
+  std::vector<double> samples;
+  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (client >= 0 &&
+      ::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+    set_nodelay(client);
+    std::vector<std::byte> message(size, std::byte{0x5a});
+    std::vector<std::byte> echoed(size);
+    for (int i = 0; i < count; i++) {
+      std::this_thread::sleep_for(gap);
+      const auto sent = SteadyClock::now();
+      if (!write_all(client, message.data(), size) || !read_all(client, echoed.data(), size)) {
+        std::fprintf(stderr, "echo: connection failed\n");
+        break;
+      }
+      samples.push_back(micros_between(sent, SteadyClock::now()));
+    }
+  } else {
+    std::perror("echo connect");
+  }
+  if (client >= 0) ::close(client);  // The server reads end of stream and returns.
+  server.join();
+  ::close(listener);
+  return samples;
+}
+
+// The producer's message: the steady-clock send time, 8 bytes.
+protocol::Bytes stamp_payload(SteadyClock::time_point sent) {
+  const int64_t nanos = sent.time_since_epoch().count();
+  protocol::Bytes payload(sizeof nanos);
+  std::memcpy(payload.data(), &nanos, sizeof nanos);
+  return payload;
+}
+
+SteadyClock::time_point payload_stamp(std::span<const std::byte> payload) {
+  int64_t nanos = 0;
+  if (payload.size() == sizeof nanos) std::memcpy(&nanos, payload.data(), sizeof nanos);
+  return SteadyClock::time_point(SteadyClock::duration(nanos));
+}
+
+const protocol::SendTarget& target() {
+  static const protocol::SendTarget value{.stream_id = protocol::Identifier::numeric(0),
+                                          .topic_id = protocol::Identifier::numeric(0),
+                                          .partitioning = protocol::Partitioning::partition(0)};
+  return value;
+}
+
+// Bytes of the producer's send frame (header, metadata, index, message): the echo's size.
+size_t send_frame_size() {
+  const protocol::Bytes payload = stamp_payload(SteadyClock::now());
+  const protocol::OutgoingMessage message{.payload = payload};
+  protocol::Bytes frame;
+  if (!protocol::encode_send_messages(target(), {&message, 1}, frame).ok()) return 0;
+  return frame.size();
+}
+
+Result<std::unique_ptr<client::Client>> connect(const std::string& address) {
+  auto connection = std::make_unique<client::Client>();
+  HARK_TRY(connection->connect(address));
+  const auto login = connection->login("iggy", "iggy");
+  if (!login.ok()) return login.error();
+  return connection;
+}
+
+struct WakeRun {
+  std::vector<double> latency_us;
+  uint64_t empty_polls = 0;  // Polls that timed out (none expected: one message per gap).
+  bool failed = false;
+};
+
+// The consumer: polls until `count` messages arrived or `stop`, recording each latency.
+void consume(client::Client& consumer, int count, const std::atomic<bool>& stop,
+             std::atomic<int>& received, WakeRun& run) {
+  protocol::PollMessagesRequest request;
+  request.consumer = {protocol::ConsumerKind::consumer, protocol::Identifier::numeric(1)};
+  request.stream_id = protocol::Identifier::numeric(0);
+  request.topic_id = protocol::Identifier::numeric(0);
+  request.partition_id = 0;
+  request.strategy = {protocol::PollingKind::next, 0};
+  request.count = 1;
+  request.auto_commit = true;
+  request.wait_timeout_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(poll_wait).count();
+  // Bounded: every poll returns a message or ends its wait, and `stop` ends the loop within a
+  // wait of the producer giving up.
+  const int polls_max = count + 10;
+  for (int polls = 0; received.load() < count && !stop.load() && polls < polls_max; polls++) {
+    const Result<client::PolledMessages> polled = consumer.poll_messages(request);
+    const auto returned = SteadyClock::now();
+    if (!polled.ok()) {
+      std::fprintf(stderr, "wake: poll failed: %s\n",
+                   std::string(error_name(polled.error())).c_str());
+      run.failed = true;
+      break;
+    }
+    if (polled->messages().count() == 0) {
+      run.empty_polls++;
+      continue;
+    }
+    for (const protocol::MessageView message : polled->messages()) {
+      run.latency_us.push_back(micros_between(payload_stamp(message.payload()), returned));
+    }
+    received.fetch_add(static_cast<int>(polled->messages().count()));
+    received.notify_one();
+  }
+  received.store(count);  // Releases a producer waiting on a consumer that gave up.
+  received.notify_one();
+}
+
+WakeRun measure_wake(const std::string& address, int count) {
+  WakeRun run;
+  auto producer = connect(address);
+  auto consumer = connect(address);
+  if (!producer.ok() || !consumer.ok()) {
+    std::fprintf(stderr, "wake: cannot connect and log in to %s\n", address.c_str());
+    run.failed = true;
+    return run;
+  }
+  std::atomic<int> received{0};
+  std::atomic<bool> stop{false};
+  bool send_failed = false;  // The consumer thread owns `run` until it is joined.
+  std::thread consumer_thread([&] { consume(**consumer, count, stop, received, run); });
+  for (int i = 0; i < count; i++) {
+    for (int seen = received.load(); seen < i; seen = received.load()) received.wait(seen);
+    if (received.load() >= count) break;  // The consumer gave up.
+    std::this_thread::sleep_for(gap);
+    const protocol::Bytes payload = stamp_payload(SteadyClock::now());
+    const protocol::OutgoingMessage message{.payload = payload};
+    const Status sent = (*producer)->send_messages(target(), {&message, 1});
+    if (!sent.ok()) {
+      std::fprintf(stderr, "wake: send failed: %s\n",
+                   std::string(error_name(sent.error())).c_str());
+      send_failed = true;
+      break;
+    }
+  }
+  stop.store(true);
+  consumer_thread.join();
+  run.failed = run.failed || send_failed;
+  return run;
+}
+
+Status create_topic(const std::string& address) {
+  HARK_TRY_ASSIGN(auto admin, connect(address));
+  const auto stream = admin->create_stream({.name = "bench"});
+  if (!stream.ok()) return stream.error();
+  protocol::CreateTopicRequest request;
+  request.stream_id = protocol::Identifier::numeric(stream->id);
+  request.partitions_count = 1;
+  request.name = "wake";
+  const auto topic = admin->create_topic(request);
+  if (!topic.ok()) return topic.error();
+  return ok_status();
+}
+
+}  // namespace
+}  // namespace hark::bench
+
+int main(int argc, char** argv) {
+  using namespace hark;
+  bool smoke = false;
+  int count = 2000;
+  std::string harkd_path = HARK_HARKD_PATH;
+  for (int i = 1; i < argc; i++) {
+    const std::string arg = argv[i];
+    if (arg == "--smoke") {
+      smoke = true;
+      count = 20;
+    } else if (arg == "--count" && i + 1 < argc) {
+      count = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--harkd" && i + 1 < argc) {
+      harkd_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--smoke] [--count N] [--harkd PATH]\n", argv[0]);
+      return 2;
+    }
+  }
+
+  test::HarkdProcess harkd;
+  test::HarkdProcess::Options options;
+  options.harkd_path = harkd_path;
+  options.shards_count = 2;
+  if (!harkd.start(options)) {
+    std::fprintf(stderr, "harkd did not start: %s\n%s", harkd.error_text().c_str(),
+                 harkd.stderr_tail().c_str());
+    return 1;
+  }
+  if (const Status created = bench::create_topic(harkd.address()); !created.ok()) {
+    std::fprintf(stderr, "cannot create the stream and topic: %s\n",
+                 std::string(error_name(created.error())).c_str());
+    return 1;
+  }
+
+  const size_t size = bench::send_frame_size();
+  std::vector<double> echo = bench::without_warmup(bench::measure_echo(count, size));
+  bench::WakeRun wake = bench::measure_wake(harkd.address(), count);
+  std::vector<double> wake_samples = bench::without_warmup(std::move(wake.latency_us));
+  const test::ProcessExit exit = harkd.stop();
+
+  const bench::Percentiles echo_p = bench::summarize(echo);
+  const bench::Percentiles wake_p = bench::summarize(wake_samples);
+  bench::print_header();
+  char notes[160];
+  std::snprintf(notes, sizeof notes, "%zu-byte messages, gap 1 ms", size);
+  bench::print_row("echo (loopback TCP round trip)", echo_p, notes);
+  std::snprintf(notes, sizeof notes, "harkd 2 shards, wait 1 s, next + auto-commit; %llu empty",
+                static_cast<unsigned long long>(wake.empty_polls));
+  bench::print_row("wake (send -> parked poll returns)", wake_p, notes);
+  if (echo_p.p50 > 0) {
+    std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake_p.p50 / echo_p.p50,
+                smoke ? "  [smoke: too few samples to mean anything]" : "");
+  }
+  if (!exit.clean()) {
+    std::fprintf(stderr, "harkd did not stop cleanly: %s\n%s", test::describe(exit).c_str(),
+                 harkd.stderr_tail().c_str());
+    return 1;
+  }
+  const bool complete = !wake.failed && echo_p.count > 0 && wake_p.count > 0;
+  return complete ? 0 : 1;
+}

@@ -1,0 +1,198 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+
+#include "core/base/intrusive_list.h"
+#include "core/base/result.h"
+#include "core/broker/operations.h"
+#include "io/completion.h"
+#include "io/sender.h"
+#include "protocol/framing.h"
+#include "protocol/poll_response.h"
+#include "protocol/request.h"
+#include "protocol/writer.h"
+#include "server/request_buffer.h"
+
+namespace hark::server {
+
+class Connection;
+class ShardServer;
+
+// An Operation a connection submits; its done() goes back to the connection.
+template <typename Op>
+class ConnectionOp final : public Op {
+ public:
+  explicit ConnectionOp(Connection& connection) : connection_(connection) {}
+  void done() override;
+
+ private:
+  Connection& connection_;
+};
+
+// The StoreOffset a connection submits after a poll response with auto_commit was written.
+class AutoCommit final : public core::StoreOffset {
+ public:
+  explicit AutoCommit(Connection& connection) : connection_(connection) {}
+  void done() override;
+
+ private:
+  Connection& connection_;
+};
+
+// One client connection of harkd: receives request frames, answers them strictly in order and
+// one at a time, and closes. Owned by its ShardServer and used only on that shard.
+//
+// Receiving: one multishot recv into the shard's buffer ring stays armed the whole time (so a
+// disconnect is seen at once, even behind a parked poll); bytes are copied into the
+// RequestBuffer and the ring buffer recycled. Requests: a complete frame is decoded and turned
+// into an Operation (dispatch.h), held in `op_` until its response is written; the next frame
+// is not looked at before that. Responses go out through one io::Sender; a poll's messages
+// are sent from the broker's ReadView without a copy. After a poll response with auto_commit
+// is written whole, the last offset is stored (AutoCommit) before the next request is read.
+//
+// Lifecycle: start() → requests → closing (peer gone, a send failed, a rejected frame was
+// answered, or the server stops) → closed once nothing is in flight (no recv, send, operation
+// or auto-commit): the fd is closed and the ShardServer frees the object at its next safe
+// point, never from inside one of the object's own callbacks. Data plane: no allocation per
+// request once buffers have grown (control-plane responses reuse one Bytes).
+class Connection final : public ListHook<>, private io::SendDone {
+ public:
+  // Takes ownership of `fd` (an accepted, connected socket). `client_id` is unique in the
+  // process (Iggy's client id; a consumer group's member id). `peer` is for logs.
+  Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Arms the receive. Called once, right after accept.
+  void start();
+  // Server stop: no new requests; the one in flight is answered, then the connection closes.
+  void close_when_idle();
+  // Shard teardown: cancel every ring operation, answer nothing more.
+  void abort();
+
+  bool closed() const { return closed_; }
+  // True while the broker may still call back (an operation or an auto-commit in flight).
+  bool broker_busy() const { return op_busy_ || commit_busy_; }
+  uint32_t client_id() const { return client_id_; }
+  const std::string& peer() const { return peer_; }
+
+ private:
+  template <typename Op>
+  friend class ConnectionOp;
+  friend class AutoCommit;
+
+  class Receive final : public io::Completion {
+   public:
+    explicit Receive(Connection& connection) : connection_(connection) {}
+    void complete(int32_t result, uint32_t flags) override;
+
+   private:
+    Connection& connection_;
+  };
+
+  using Op = std::variant<
+      std::monostate, ConnectionOp<core::CreateStream>, ConnectionOp<core::DeleteStream>,
+      ConnectionOp<core::PurgeStream>, ConnectionOp<core::GetStream>,
+      ConnectionOp<core::GetStreams>, ConnectionOp<core::CreateTopic>,
+      ConnectionOp<core::DeleteTopic>, ConnectionOp<core::PurgeTopic>, ConnectionOp<core::GetTopic>,
+      ConnectionOp<core::GetTopics>, ConnectionOp<core::Append>, ConnectionOp<core::Poll>,
+      ConnectionOp<core::StoreOffset>, ConnectionOp<core::GetOffset>>;
+
+  // Completions and callbacks: the ring's (recv, send) and the broker's (op, auto-commit).
+  void recv_complete(int32_t result, uint32_t flags);
+  void send_done(Result<uint64_t> result) override;
+  void op_done();
+  void commit_done();
+
+  void arm_recv();
+  void received(std::span<const std::byte> bytes);
+  void next_request();
+  void start_request(uint32_t code, std::span<const std::byte> payload);
+  void finish_request();
+  void poll_sent();
+  void store_polled_offset();
+  void begin_close();
+  void close_if_idle();
+
+  // One per request type this server implements (connection_requests.cc). Ok: a response is
+  // under way. An error: answer it.
+  Status handle(const protocol::PingRequest& request);
+  Status handle(const protocol::LoginUserRequest& request);
+  Status handle(const protocol::LogoutUserRequest& request);
+  Status handle(const protocol::CreateStreamRequest& request);
+  Status handle(const protocol::GetStreamRequest& request);
+  Status handle(const protocol::GetStreamsRequest& request);
+  Status handle(const protocol::DeleteStreamRequest& request);
+  Status handle(const protocol::PurgeStreamRequest& request);
+  Status handle(const protocol::CreateTopicRequest& request);
+  Status handle(const protocol::GetTopicRequest& request);
+  Status handle(const protocol::GetTopicsRequest& request);
+  Status handle(const protocol::DeleteTopicRequest& request);
+  Status handle(const protocol::PurgeTopicRequest& request);
+  Status handle(const protocol::SendMessagesRequest& request);
+  Status handle(const protocol::PollMessagesRequest& request);
+  Status handle(const protocol::GetConsumerOffsetRequest& request);
+  Status handle(const protocol::StoreConsumerOffsetRequest& request);
+  // Every other known command (users, groups, stats, ...) lands with the next issue.
+  template <typename Request>
+  Status handle(const Request& /*request*/) {
+    return Error::feature_unavailable;
+  }
+  template <typename Operation>
+  ConnectionOp<Operation>& start_op();
+  void submit(core::Operation& op);
+
+  // Responses (connection_responses.cc).
+  void respond_to_op();
+  void respond_ok();
+  void respond_error(Error error);
+  template <typename Response>
+  void respond_encoded(const Response& response);
+  void respond_poll(const core::PollResult& result);
+  void send(size_t parts_count);
+
+  ShardServer& shard_;
+  int fd_;
+  const uint32_t client_id_;
+  std::string peer_;
+  Receive receive_{*this};
+  io::Sender sender_;
+  RequestBuffer requests_;
+  Op op_;
+  AutoCommit commit_{*this};
+
+  std::array<std::byte, protocol::response_header_size> header_{};
+  std::array<std::byte, protocol::response_header_size + protocol::poll_header_size> poll_prefix_{};
+  std::array<std::span<const std::byte>, 2> parts_{};
+  protocol::Bytes out_;  // Encoded control-plane responses; capacity reused.
+
+  uint32_t code_ = 0;  // Of the request being answered.
+  bool authenticated_ = false;
+  bool request_active_ = false;  // From a frame's start until its response is written.
+  bool auto_commit_ = false;     // The current request is a poll with auto_commit.
+  bool recv_armed_ = false;
+  bool recv_cancelled_ = false;
+  bool op_busy_ = false;      // Submitted, done() not yet called.
+  bool commit_busy_ = false;  // The AutoCommit is submitted.
+  bool commit_waiting_ = false;
+  bool poll_cancelled_ = false;
+  bool close_after_response_ = false;
+  bool peer_gone_ = false;  // Nothing more is sent.
+  bool closing_ = false;    // No new request is read.
+  bool closed_ = false;
+};
+
+template <typename Op>
+void ConnectionOp<Op>::done() {
+  connection_.op_done();
+}
+
+inline void AutoCommit::done() { connection_.commit_done(); }
+
+}  // namespace hark::server

@@ -1,0 +1,220 @@
+#include "server/dispatch.h"
+
+#include <chrono>
+#include <limits>
+#include <string_view>
+
+#include "protocol/hash.h"
+
+namespace hark::server {
+namespace {
+
+constexpr size_t username_size_min = 3;
+constexpr size_t username_size_max = 50;
+constexpr size_t password_size_min = 3;
+constexpr size_t password_size_max = 100;
+constexpr std::string_view root_username = "iggy";
+constexpr std::string_view root_password = "iggy";
+
+// wait_timeout_us is a u64 of µs; Duration counts ns in an i64. Anything past what fits is
+// "wait as long as allowed" (the broker clamps it to max_wait anyway).
+Duration wait_of(uint64_t wait_timeout_us) {
+  constexpr uint64_t us_max =
+      static_cast<uint64_t>(std::numeric_limits<Duration::rep>::max() / 1000);
+  if (wait_timeout_us > us_max) return Duration::max();
+  return std::chrono::microseconds(static_cast<int64_t>(wait_timeout_us));
+}
+
+core::PollFrom poll_from(protocol::PollingKind kind) {
+  switch (kind) {
+    case protocol::PollingKind::offset: return core::PollFrom::offset;
+    case protocol::PollingKind::timestamp: return core::PollFrom::timestamp;
+    case protocol::PollingKind::first: return core::PollFrom::first;
+    case protocol::PollingKind::last: return core::PollFrom::last;
+    case protocol::PollingKind::next: return core::PollFrom::next;
+  }
+  HARK_UNREACHABLE();
+}
+
+protocol::PartitionResponse partition_response(const core::PartitionInfo& partition) {
+  protocol::PartitionResponse response;
+  response.id = partition.id;
+  response.created_at = partition.created_at;
+  response.segments_count = partition.segments_count;
+  response.current_offset = partition.current_offset;
+  response.size_bytes = partition.size_bytes;
+  response.messages_count = partition.messages_count;
+  return response;
+}
+
+}  // namespace
+
+Result<uint32_t> check_login(const protocol::LoginUserRequest& request) {
+  if (request.username.size() < username_size_min || request.username.size() > username_size_max) {
+    return Error::invalid_username;
+  }
+  if (request.password.size() < password_size_min || request.password.size() > password_size_max) {
+    return Error::invalid_password;
+  }
+  if (request.username != root_username || request.password != root_password) {
+    return Error::invalid_credentials;
+  }
+  return root_user_id;
+}
+
+Result<core::NameOrId> name_or_id(const protocol::Identifier& id) {
+  if (id.is_numeric()) return core::NameOrId::id(id.number());
+  return core::NameOrId::name(id.name());
+}
+
+Status fill_consumer(const protocol::Consumer& consumer, core::ConsumerRef& ref,
+                     core::NameOrId& group) {
+  if (consumer.kind == protocol::ConsumerKind::group) {
+    ref.kind = core::ConsumerRef::Kind::group;
+    ref.id = consumer.id.number();
+    HARK_TRY_ASSIGN(group, name_or_id(consumer.id));
+    return ok_status();
+  }
+  ref.kind = core::ConsumerRef::Kind::consumer;
+  ref.id = consumer.id.is_numeric() ? consumer.id.number()
+                                    : protocol::consumer_id_of_name(consumer.id.name());
+  return ok_status();
+}
+
+core::Partitioning partitioning(const protocol::Partitioning& partitioning) {
+  core::Partitioning result;
+  switch (partitioning.kind()) {
+    case protocol::PartitioningKind::balanced:
+      result.kind = core::Partitioning::Kind::balanced;
+      break;
+    case protocol::PartitioningKind::partition_id:
+      result.kind = core::Partitioning::Kind::partition;
+      result.value = partitioning.partition_id();
+      break;
+    case protocol::PartitioningKind::messages_key:
+      result.kind = core::Partitioning::Kind::key_hash;
+      result.value = protocol::xxh32(partitioning.key());
+      break;
+  }
+  return result;
+}
+
+Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_id,
+                 core::Poll& poll) {
+  HARK_TRY_ASSIGN(poll.stream, name_or_id(request.stream_id));
+  HARK_TRY_ASSIGN(poll.topic, name_or_id(request.topic_id));
+  poll.partition = request.partition_id;
+  HARK_TRY(fill_consumer(request.consumer, poll.consumer, poll.group));
+  poll.member = client_id;
+  poll.from = poll_from(request.strategy.kind);
+  poll.value = request.strategy.value;
+  poll.count = request.count;
+  poll.wait = wait_of(request.wait_timeout_us);
+  poll.min_messages = 1;
+  return ok_status();
+}
+
+Status fill_append(const protocol::SendMessagesRequest& request, core::Append& append) {
+  HARK_TRY_ASSIGN(append.stream, name_or_id(request.stream_id));
+  HARK_TRY_ASSIGN(append.topic, name_or_id(request.topic_id));
+  append.partitioning = partitioning(request.partitioning);
+  append.messages = request.messages.bytes();
+  append.count = request.messages.count();
+  return ok_status();
+}
+
+Status fill_create_topic(const protocol::CreateTopicRequest& request, core::CreateTopic& create) {
+  HARK_TRY_ASSIGN(create.stream, name_or_id(request.stream_id));
+  create.name = request.name;
+  create.settings.partitions_count = request.partitions_count;
+  create.settings.compression = request.compression_algorithm;
+  create.settings.message_expiry_us = request.message_expiry;
+  create.settings.max_topic_size = request.max_topic_size;
+  create.settings.replication_factor = request.replication_factor;
+  return ok_status();
+}
+
+protocol::PollResponseHeader poll_header(const core::PollResult& result) {
+  protocol::PollResponseHeader header;
+  header.partition_id = result.partition_id;
+  header.current_offset = result.current_offset;
+  header.messages_count = result.messages.count();
+  return header;
+}
+
+protocol::StreamResponse stream_response(const core::StreamInfo& stream) {
+  protocol::StreamResponse response;
+  response.id = stream.id;
+  response.created_at = stream.created_at;
+  response.topics_count = stream.topics_count;
+  response.size_bytes = stream.size_bytes;
+  response.messages_count = stream.messages_count;
+  response.name = stream.name;
+  return response;
+}
+
+protocol::StreamDetailsResponse stream_details_response(const core::StreamDetails& details) {
+  protocol::StreamDetailsResponse response;
+  response.stream = stream_response(details.stream);
+  // The client checks the count against the topics that follow: state what is sent.
+  response.stream.topics_count = static_cast<uint32_t>(details.topics.size());
+  response.topics.reserve(details.topics.size());
+  for (const core::TopicInfo& topic : details.topics) {
+    response.topics.push_back(topic_response(topic));
+  }
+  return response;
+}
+
+protocol::StreamsResponse streams_response(const std::vector<core::StreamInfo>& streams) {
+  protocol::StreamsResponse response;
+  response.streams.reserve(streams.size());
+  for (const core::StreamInfo& stream : streams) {
+    response.streams.push_back(stream_response(stream));
+  }
+  return response;
+}
+
+protocol::TopicResponse topic_response(const core::TopicInfo& topic) {
+  protocol::TopicResponse response;
+  response.id = topic.id;
+  response.created_at = topic.created_at;
+  response.partitions_count = topic.settings.partitions_count;
+  response.message_expiry = topic.settings.message_expiry_us;
+  response.compression_algorithm = topic.settings.compression;
+  response.max_topic_size = topic.settings.max_topic_size;
+  response.replication_factor = topic.settings.replication_factor;
+  response.size_bytes = topic.size_bytes;
+  response.messages_count = topic.messages_count;
+  response.name = topic.name;
+  return response;
+}
+
+protocol::TopicDetailsResponse topic_details_response(const core::TopicDetails& details) {
+  protocol::TopicDetailsResponse response;
+  response.topic = topic_response(details.topic);
+  // The client checks the count against the partitions that follow: state what is sent.
+  response.topic.partitions_count = static_cast<uint32_t>(details.partitions.size());
+  response.partitions.reserve(details.partitions.size());
+  for (const core::PartitionInfo& partition : details.partitions) {
+    response.partitions.push_back(partition_response(partition));
+  }
+  return response;
+}
+
+protocol::TopicsResponse topics_response(const std::vector<core::TopicInfo>& topics) {
+  protocol::TopicsResponse response;
+  response.topics.reserve(topics.size());
+  for (const core::TopicInfo& topic : topics) response.topics.push_back(topic_response(topic));
+  return response;
+}
+
+protocol::ConsumerOffsetResponse consumer_offset_response(const core::GetOffset& offset) {
+  HARK_ASSERT(offset.stored.has_value());
+  protocol::ConsumerOffsetResponse response;
+  response.partition_id = offset.partition_id;
+  response.current_offset = offset.current_offset;
+  response.stored_offset = *offset.stored;
+  return response;
+}
+
+}  // namespace hark::server

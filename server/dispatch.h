@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+
+#include "core/base/result.h"
+#include "core/broker/operations.h"
+#include "protocol/group_responses.h"
+#include "protocol/message_requests.h"
+#include "protocol/poll_response.h"
+#include "protocol/send_messages.h"
+#include "protocol/stream_requests.h"
+#include "protocol/stream_responses.h"
+#include "protocol/user_requests.h"
+
+namespace hark::server {
+
+// The pure half of harkd's request handling: decoded protocol requests → the inputs of core
+// Operations, and core results → protocol responses. No I/O and no state; Connection does the
+// rest. Data plane for polls, sends and offsets (no allocation), control plane otherwise.
+
+// The root user of this server: Iggy's default credentials. Users come later.
+inline constexpr uint32_t root_user_id = 0;
+
+// Checks a login the way Iggy 0.8.0's handler does: username 3..50 bytes (else
+// invalid_username 43), password 3..100 bytes (else invalid_password 44), then the
+// credentials (only iggy/iggy: else invalid_credentials 42). Returns the user id.
+Result<uint32_t> check_login(const protocol::LoginUserRequest& request);
+
+// A stream or topic as the wire names it.
+Result<core::NameOrId> name_or_id(const protocol::Identifier& id);
+
+// A consumer: numeric ids as they are, named ones hashed with XXH32 as Iggy 0.8.0 does
+// (protocol::consumer_id_of_name). A group is named by `group` instead (its id or name; the
+// broker resolves it and sets the ConsumerRef's id). Errors: those of name_or_id().
+Status fill_consumer(const protocol::Consumer& consumer, core::ConsumerRef& ref,
+                     core::NameOrId& group);
+
+// partition_id as is; balanced; messages_key → key_hash with XXH32 of the key (the broker
+// takes it modulo the partition count, as Iggy 0.8.0).
+core::Partitioning partitioning(const protocol::Partitioning& partitioning);
+
+// Fills a poll from its request; `client_id` is the polling connection (a group member).
+// wait_timeout_us becomes Poll::wait (the broker clamps it to its max_wait); auto_commit is not
+// passed on: the server stores the offset itself once the response is written. Errors: those
+// of name_or_id().
+Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_id,
+                 core::Poll& poll);
+
+// Fills an append from a decoded send. `request`'s message views must outlive the append.
+Status fill_append(const protocol::SendMessagesRequest& request, core::Append& append);
+
+Status fill_create_topic(const protocol::CreateTopicRequest& request, core::CreateTopic& create);
+
+// The poll response header of a result: partition, current offset, messages count.
+protocol::PollResponseHeader poll_header(const core::PollResult& result);
+
+protocol::StreamResponse stream_response(const core::StreamInfo& stream);
+protocol::StreamDetailsResponse stream_details_response(const core::StreamDetails& details);
+protocol::StreamsResponse streams_response(const std::vector<core::StreamInfo>& streams);
+protocol::TopicResponse topic_response(const core::TopicInfo& topic);
+protocol::TopicDetailsResponse topic_details_response(const core::TopicDetails& details);
+protocol::TopicsResponse topics_response(const std::vector<core::TopicInfo>& topics);
+// Requires: offset.stored has a value (nothing stored is answered with an empty payload).
+protocol::ConsumerOffsetResponse consumer_offset_response(const core::GetOffset& offset);
+
+}  // namespace hark::server

@@ -1,0 +1,67 @@
+#include "server/request_buffer.h"
+
+#include "core/base/assert.h"
+
+namespace hark::server {
+namespace {
+
+// Gives a large, empty buffer's memory back (after one big frame, say).
+void trim(protocol::Bytes& bytes) {
+  if (bytes.empty() && bytes.capacity() > RequestBuffer::keep_bytes_max) {
+    protocol::Bytes().swap(bytes);
+  }
+}
+
+}  // namespace
+
+bool RequestBuffer::append(std::span<const std::byte> bytes) {
+  if (pinned()) {
+    if (side_.size() + bytes.size() > ahead_max_) return false;
+    side_.insert(side_.end(), bytes.begin(), bytes.end());
+    return true;
+  }
+  main_.insert(main_.end(), bytes.begin(), bytes.end());
+  return true;
+}
+
+protocol::FrameScan RequestBuffer::next() {
+  HARK_ASSERT(!pinned());
+  HARK_ASSERT(side_.empty());
+  protocol::FrameScan scan =
+      protocol::scan_request(std::span<const std::byte>(main_).subspan(head_), limits_);
+  if (scan.state == protocol::FrameState::ready) {
+    HARK_ASSERT(scan.frame_size > 0);
+    pinned_bytes_ = static_cast<size_t>(scan.frame_size);
+  } else if (scan.state == protocol::FrameState::need_more) {
+    // Move the partial frame to the front, and make room for the rest of it at once when its
+    // size is known, so a large frame is not copied again at every doubling.
+    compact();
+    main_.reserve(main_.size() + scan.bytes_missing);
+  }
+  return scan;
+}
+
+void RequestBuffer::release() {
+  HARK_ASSERT(pinned());
+  head_ += pinned_bytes_;
+  HARK_ASSERT(head_ <= main_.size());
+  pinned_bytes_ = 0;
+  if (!side_.empty()) {
+    compact();
+    main_.insert(main_.end(), side_.begin(), side_.end());
+    side_.clear();
+    trim(side_);
+  } else if (head_ == main_.size()) {
+    compact();
+  }
+}
+
+void RequestBuffer::compact() {
+  HARK_ASSERT(!pinned());
+  if (head_ == 0) return;
+  main_.erase(main_.begin(), main_.begin() + static_cast<std::ptrdiff_t>(head_));
+  head_ = 0;
+  trim(main_);
+}
+
+}  // namespace hark::server

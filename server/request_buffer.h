@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "protocol/framing.h"
+#include "protocol/writer.h"
+
+namespace hark::server {
+
+// The bytes one connection has received and the request frames they hold.
+//
+// Frames are assembled in one buffer: a frame may span many receives, and one receive may
+// carry many frames. next() hands out the first complete frame and *pins* it: its payload is
+// a view into the buffer, which the request's operation may read until it is done (an
+// Append's messages point straight into it). While a frame is pinned, newly received bytes go
+// to a side buffer instead, so the pinned bytes never move; release() drops the frame and
+// moves the side bytes in. Memory is bounded: the main buffer holds at most one frame (the
+// scanner rejects frames over the limits before they are buffered) plus one receive, and the
+// side buffer at most `ahead_max` bytes (what a client may send ahead of an unanswered
+// request; more → append() fails and the connection is closed).
+//
+// Owned by its connection, on its shard. Data plane: no allocation once the buffers have
+// grown to the largest frame seen; capacity over `keep_bytes_max` is given back when empty.
+class RequestBuffer {
+ public:
+  static constexpr size_t keep_bytes_max = 1 << 20;
+
+  RequestBuffer(const protocol::FrameLimits& limits, size_t ahead_max)
+      : limits_(limits), ahead_max_(ahead_max) {}
+  RequestBuffer(const RequestBuffer&) = delete;
+  RequestBuffer& operator=(const RequestBuffer&) = delete;
+
+  // Adds received bytes. Returns false (nothing added) if a frame is pinned and the side
+  // buffer would grow past ahead_max.
+  [[nodiscard]] bool append(std::span<const std::byte> bytes);
+
+  // Scans the first unhandled frame. ready: the frame is pinned until release(), and the
+  // scan's payload is valid until then. need_more: nothing is pinned. rejected: nothing is
+  // pinned; the connection answers the error and closes. Requires: !pinned().
+  protocol::FrameScan next();
+
+  // Drops the pinned frame. Requires: pinned().
+  void release();
+
+  bool pinned() const { return pinned_bytes_ != 0; }
+  // Received bytes not yet released (pinned frame included).
+  size_t buffered_bytes() const { return main_.size() - head_ + side_.size(); }
+
+ private:
+  void compact();
+
+  protocol::FrameLimits limits_;
+  size_t ahead_max_;
+  protocol::Bytes main_;
+  size_t head_ = 0;          // main_[0, head_) is released.
+  size_t pinned_bytes_ = 0;  // The pinned frame is main_[head_, head_ + pinned_bytes_).
+  protocol::Bytes side_;
+};
+
+}  // namespace hark::server

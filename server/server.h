@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/broker/broker.h"
+#include "io/reactor.h"
+#include "io/socket.h"
+#include "server/options.h"
+#include "server/shard_server.h"
+
+namespace hark::server {
+
+// Opens `count` listening sockets on `address`, all with SO_REUSEPORT and all on ONE port:
+// with port 0 the first socket picks a free port and the others bind that one, so the kernel
+// spreads connections over every shard. A fixed port already listened on by anyone (another
+// harkd would otherwise share it through SO_REUSEPORT) is an error. The caller owns the fds.
+// Errors (logged): cannot_bind_to_socket, io_error.
+Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32_t count,
+                                        int backlog);
+
+// harkd's ShardHooks: a ShardServer on every broker shard, accepting from its on_start. main()
+// builds it with the listening sockets (socket i goes to shard i), passes it as
+// BrokerOptions::hooks, and destroys it after the broker. Control plane.
+class Server final : public core::ShardHooks {
+ public:
+  // Takes ownership of `listeners` (one per shard). `options` is copied.
+  Server(const ServerOptions& options, std::vector<int> listeners);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // ShardHooks, each on its shard's thread.
+  Status on_start(core::Broker& broker, io::Reactor& reactor) override;
+  void on_stop(io::Reactor& reactor) override;
+  void on_drained(io::Reactor& reactor) override;
+
+ private:
+  ServerOptions options_;
+  std::vector<int> listeners_;  // Shard i's until its on_start takes it (-1 after).
+  // Slot i is used only by shard i's thread (created in on_start, freed by the destructor
+  // after the broker and its threads are gone).
+  std::vector<std::unique_ptr<ShardServer>> shards_;
+};
+
+}  // namespace hark::server

@@ -1,0 +1,176 @@
+#include "server/shard_server.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include <sys/socket.h>
+
+#include "core/base/assert.h"
+#include "core/base/log.h"
+#include "io/socket.h"
+
+namespace hark::server {
+namespace {
+
+// The buffer-ring group id of harkd's receives (one ring per shard, so any id will do).
+constexpr uint16_t receive_group = 1;
+// After an accept error (EMFILE, ENFILE, ENOMEM) accepting resumes after this pause rather
+// than spinning on the same error.
+constexpr Duration accept_retry_delay = std::chrono::milliseconds(100);
+// How long teardown waits for the kernel to finish cancelled receives and sends.
+constexpr Duration drain_timeout = std::chrono::seconds(1);
+
+// Iggy's client ids: unique in the process, over all shards, from 1.
+std::atomic<uint32_t> next_client_id{1};
+
+std::string peer_of(int fd) {
+  io::SocketAddress address;
+  address.length = sizeof address.storage;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address.storage), &address.length) != 0) {
+    return "fd " + std::to_string(fd);
+  }
+  return address.to_string();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, core::Broker& broker,
+                                                         int listen_fd,
+                                                         const ServerOptions& options,
+                                                         uint32_t connections_max) {
+  HARK_ASSERT(listen_fd >= 0);
+  HARK_ASSERT(connections_max > 0);
+  Result<std::unique_ptr<io::BufferRing>> buffers = io::BufferRing::create(
+      reactor.ring(), receive_group, options.receive_buffers_count, options.receive_buffer_bytes);
+  if (!buffers.ok()) {
+    HARK_LOG_ERROR("shard %u: no receive buffer ring (%u × %u bytes): %s", reactor.id().value(),
+                   options.receive_buffers_count, options.receive_buffer_bytes,
+                   error_name(buffers.error()));
+    ::close(listen_fd);
+    return buffers.error();
+  }
+  auto shard = std::unique_ptr<ShardServer>(new ShardServer(
+      reactor, broker, listen_fd, options, connections_max, std::move(buffers).value()));
+  shard->arm_accept();
+  return shard;
+}
+
+ShardServer::ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd,
+                         const ServerOptions& options, uint32_t connections_max,
+                         std::unique_ptr<io::BufferRing> buffers)
+    : reactor_(reactor),
+      broker_(broker),
+      options_(options),
+      connections_max_(connections_max),
+      listen_fd_(listen_fd),
+      buffers_(std::move(buffers)) {}
+
+ShardServer::~ShardServer() {
+  // Runs after the broker and the shard's reactor are gone, so nothing can call back now.
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  collect();
+  while (Connection* connection = live_.pop_front()) {
+    // The broker never finished its operation: leave the object rather than guess.
+    if (connection->broker_busy()) continue;
+    std::unique_ptr<Connection> owned(connection);
+  }
+  // Without drain() (the shard never ran) or with connections left, the ring may be gone or
+  // still use the buffers: leave them.
+  (void)buffers_.release();
+}
+
+void ShardServer::arm_accept() {
+  if (stopping_ || accept_armed_) return;
+  accept_armed_ = true;
+  reactor_.ring().accept_multishot(listen_fd_, *this);
+}
+
+void ShardServer::complete(int32_t result, uint32_t flags) {
+  collect();
+  if ((flags & IORING_CQE_F_MORE) == 0) accept_armed_ = false;
+  if (result >= 0) {
+    accept_connection(result);
+  } else if (result != -ECANCELED && !stopping_) {
+    HARK_LOG_WARN("shard %u: accept failed: %s", id().value(), strerror(-result));
+    if (!accept_armed_) {
+      reactor_.timers().add(retry_timer_, reactor_.clock().monotonic_now() + accept_retry_delay);
+      return;
+    }
+  }
+  if (!accept_armed_ && !stopping_ && !retry_timer_.armed()) arm_accept();
+}
+
+void ShardServer::accept_connection(int fd) {
+  if (stopping_) {
+    ::close(fd);
+    return;
+  }
+  if (live_.size() >= connections_max_) {
+    HARK_LOG_WARN(
+        "shard %u: %u connections open, the most it takes (--connections-max); "
+        "closing a new one",
+        id().value(), live_.size());
+    ::close(fd);
+    return;
+  }
+  const uint32_t client_id = next_client_id.fetch_add(1, std::memory_order_relaxed);
+  auto connection = std::make_unique<Connection>(*this, fd, client_id, peer_of(fd));
+  HARK_LOG_DEBUG("shard %u: client %u (%s) connected", id().value(), client_id, connection->peer());
+  Connection& adopted = *connection.release();  // Owned by the lists until collect().
+  live_.push_back(adopted);
+  adopted.start();
+}
+
+void ShardServer::retire(Connection& connection) {
+  HARK_ASSERT(connection.closed());
+  live_.remove(connection);
+  retired_.push_back(connection);
+}
+
+void ShardServer::collect() {
+  while (Connection* connection = retired_.pop_front()) {
+    std::unique_ptr<Connection> owned(connection);
+  }
+}
+
+void ShardServer::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  reactor_.timers().cancel(retry_timer_);
+  // The armed accept holds its own reference to the socket until the cancel lands; a client
+  // accepted meanwhile is closed in accept_connection().
+  if (accept_armed_) reactor_.ring().cancel(*this);
+  if (listen_fd_ >= 0) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+  }
+  HARK_LOG_DEBUG("shard %u: stopping, %u connections open", id().value(), live_.size());
+  live_.for_each([](Connection& connection) { connection.close_when_idle(); });
+}
+
+void ShardServer::drain() {
+  stop();
+  // Cancel what the kernel still holds and wait (bounded) for the last completions: ring
+  // completions only, because other shards may already be gone (no tasks, no posts).
+  live_.for_each([](Connection& connection) { connection.abort(); });
+  const Instant deadline = reactor_.clock().monotonic_now() + drain_timeout;
+  while ((!live_.empty() || accept_armed_) && reactor_.clock().monotonic_now() < deadline) {
+    reactor_.ring().run(std::chrono::milliseconds(10));
+  }
+  collect();
+  if (!live_.empty() || accept_armed_) {
+    // The kernel or the broker may still complete something: keep the objects (freed by the
+    // destructor, once the broker is gone) and the buffers the kernel may still fill.
+    HARK_LOG_WARN("shard %u: %u connections still busy at shutdown", id().value(), live_.size());
+    (void)buffers_.release();
+    return;
+  }
+  buffers_.reset();
+}
+
+}  // namespace hark::server

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/base/intrusive_list.h"
+#include "core/base/result.h"
+#include "core/broker/broker.h"
+#include "io/buffer_ring.h"
+#include "io/completion.h"
+#include "io/reactor.h"
+#include "io/timer_wheel.h"
+#include "server/connection.h"
+#include "server/options.h"
+
+namespace hark::server {
+
+// harkd on one shard: the shard's listener (multishot accept on its SO_REUSEPORT socket), its
+// receive buffer ring and its connections. Created in the shard's ShardHooks::on_start and
+// used only on that shard's thread.
+//
+// Lifecycle: create() (on_start: accepting at once; the broker takes operations from then on)
+// → stop() (on_stop: no more accepts, the listener closed, every connection answers what is
+// in flight and closes) → drain() (on_drained: whatever is still open is cancelled and freed;
+// the buffer ring goes). Closed connections are freed at the start of the next
+// ring completion the shard handles (collect()), so no object is freed inside its own
+// callback. Control plane, apart from the connections' data path.
+class ShardServer final : private io::Completion {
+ public:
+  // Takes ownership of `listen_fd`. `broker` and `options` must outlive the shard server.
+  static Result<std::unique_ptr<ShardServer>> create(io::Reactor& reactor, core::Broker& broker,
+                                                     int listen_fd, const ServerOptions& options,
+                                                     uint32_t connections_max);
+  ~ShardServer();
+  ShardServer(const ShardServer&) = delete;
+  ShardServer& operator=(const ShardServer&) = delete;
+
+  // On the shard (on_stop). Idempotent.
+  void stop();
+  // On the shard (on_drained), after stop(): frees every connection and the buffer ring.
+  void drain();
+
+  // For this shard's connections.
+  core::Broker& broker() { return broker_; }
+  io::Ring& ring() { return reactor_.ring(); }
+  io::BufferRing& buffers() { return *buffers_; }
+  const ServerOptions& options() const { return options_; }
+  ShardId id() const { return reactor_.id(); }
+  // stop() has run: the broker is shutting down.
+  bool stopping() const { return stopping_; }
+  // `connection` is closed: free it at the next safe point.
+  void retire(Connection& connection);
+  // Frees retired connections. Only from a ring completion's entry (never nested in a
+  // connection's own call chain).
+  void collect();
+
+  size_t connections_count() const { return live_.size(); }
+
+ private:
+  class RetryTimer final : public io::Timer {
+   public:
+    explicit RetryTimer(ShardServer& shard) : shard_(shard) {}
+    void expire() override { shard_.arm_accept(); }
+
+   private:
+    ShardServer& shard_;
+  };
+
+  ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd,
+              const ServerOptions& options, uint32_t connections_max,
+              std::unique_ptr<io::BufferRing> buffers);
+
+  // The accept completion.
+  void complete(int32_t result, uint32_t flags) override;
+  void arm_accept();
+  void accept_connection(int fd);
+
+  io::Reactor& reactor_;
+  core::Broker& broker_;
+  const ServerOptions& options_;
+  const uint32_t connections_max_;
+  int listen_fd_;
+  std::unique_ptr<io::BufferRing> buffers_;
+  IntrusiveList<Connection> live_;     // Open or closing.
+  IntrusiveList<Connection> retired_;  // Closed, to be freed by collect().
+  RetryTimer retry_timer_{*this};
+  bool accept_armed_ = false;
+  bool stopping_ = false;
+};
+
+}  // namespace hark::server

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include <sys/types.h>
+
+namespace hark::test {
+
+// How a harkd process ended.
+struct ProcessExit {
+  bool exited = false;       // Returned from main or called exit(): `code` is valid.
+  int code = -1;             // Exit status when `exited`.
+  int signal = 0;            // The signal that ended it otherwise.
+  bool killed_late = false;  // It did not stop within the bounded wait and was SIGKILLed.
+
+  bool clean() const { return exited && code == 0 && !killed_late; }
+};
+
+// "exited 0", "killed by signal 6", "exited 1 (SIGKILLed after the wait ran out)".
+std::string describe(const ProcessExit& exit);
+
+// One harkd child process for an end-to-end test or a benchmark, on loopback.
+//
+// start() creates a fresh data directory under $TMPDIR (or /tmp), runs
+// `harkd --address 127.0.0.1:0 --data-dir DIR --shards N` with stdout on a pipe and stderr in
+// DIR/../harkd.stderr, and waits (bounded) for harkd's one ready line
+// `harkd listening on 127.0.0.1:PORT`. After that a thread drains stdout, so harkd never
+// blocks on it. stop() sends SIGTERM and waits (bounded) for the exit; if the wait runs out
+// it SIGKILLs and reports killed_late. The destructor SIGKILLs a harkd still running and
+// removes the directory. The child gets SIGKILL if the thread that started it dies (a crashed
+// or timed-out test leaves no harkd behind).
+//
+// Owned by one thread (the test's). Not thread-safe. Control plane: allocates freely.
+class HarkdProcess {
+ public:
+  struct Options {
+    std::string harkd_path;
+    uint32_t shards_count = 2;
+    std::chrono::milliseconds ready_timeout{30'000};  // Sanitizer builds start slowly.
+    std::chrono::milliseconds stop_timeout{30'000};
+  };
+
+  HarkdProcess() = default;
+  ~HarkdProcess();
+  HarkdProcess(const HarkdProcess&) = delete;
+  HarkdProcess& operator=(const HarkdProcess&) = delete;
+
+  // Starts harkd and returns true once it printed its ready line. On failure (no such binary,
+  // an early exit, no line before the timeout, a malformed line) the child is killed and
+  // reaped, false is returned and error_text() says what happened. Once only.
+  [[nodiscard]] bool start(const Options& options);
+
+  // Sends SIGTERM and waits up to options.stop_timeout for the exit; then SIGKILL. Once only.
+  ProcessExit stop();
+
+  // "127.0.0.1:PORT", valid after a successful start().
+  const std::string& address() const { return address_; }
+  uint16_t port() const { return port_; }
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  const std::string& data_directory() const { return data_directory_; }
+  // Why start() failed, in words.
+  const std::string& error_text() const { return error_text_; }
+
+  // The last `lines` lines harkd wrote to stderr (for a failing test's report).
+  std::string stderr_tail(size_t lines = 40) const;
+
+ private:
+  bool fail_start(std::string text);
+  bool read_ready_line(std::chrono::milliseconds timeout);
+  ProcessExit wait_exit(std::chrono::milliseconds timeout);
+  void drain_stdout();
+
+  Options options_;
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int stdout_fd_ = -1;
+  std::thread drainer_;
+  std::string root_directory_;  // Holds data/ and harkd.stderr; removed by the destructor.
+  std::string data_directory_;
+  std::string stderr_path_;
+  std::string address_;
+  uint16_t port_ = 0;
+  std::string error_text_;
+  std::string stdout_seen_;  // What harkd printed before its ready line (for error_text).
+};
+
+}  // namespace hark::test

@@ -1,0 +1,152 @@
+// Covers the pure request/response mapping of harkd (server/dispatch.h): Iggy's login rules,
+// identifiers, named consumers and message keys hashed with XXH32 as 0.8.0 does, the poll's
+// wait in microseconds (huge values saturate), and results → responses (counts as sent).
+#include "server/dispatch.h"
+
+#include <chrono>
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "protocol/hash.h"
+
+namespace hark::server {
+namespace {
+
+std::span<const std::byte> bytes_of(std::string_view text) {
+  return std::as_bytes(std::span(text.data(), text.size()));
+}
+
+struct TestPoll final : core::Poll {
+  void done() override {}
+};
+
+protocol::LoginUserRequest login(std::string username, std::string password) {
+  protocol::LoginUserRequest request;
+  request.username = std::move(username);
+  request.password = std::move(password);
+  return request;
+}
+
+TEST(CheckLogin, AcceptsOnlyTheRootUserWithIggysLengthRules) {
+  EXPECT_EQ(*check_login(login("iggy", "iggy")), root_user_id);
+  EXPECT_EQ(check_login(login("iggy", "wrong")).error(), Error::invalid_credentials);
+  EXPECT_EQ(check_login(login("someone", "iggy")).error(), Error::invalid_credentials);
+  EXPECT_EQ(check_login(login("ig", "iggy")).error(), Error::invalid_username);
+  EXPECT_EQ(check_login(login(std::string(51, 'u'), "iggy")).error(), Error::invalid_username);
+  EXPECT_EQ(check_login(login("iggy", "ig")).error(), Error::invalid_password);
+  EXPECT_EQ(check_login(login("iggy", std::string(101, 'p'))).error(), Error::invalid_password);
+}
+
+TEST(NameOrIdOf, KeepsNumbersAndNames) {
+  const core::NameOrId number = *name_or_id(protocol::Identifier::numeric(7));
+  EXPECT_TRUE(number.is_id());
+  EXPECT_EQ(number.number(), 7u);
+  const core::NameOrId name = *name_or_id(*protocol::Identifier::named("orders"));
+  EXPECT_FALSE(name.is_id());
+  EXPECT_EQ(name.text(), "orders");
+}
+
+TEST(FillConsumer, HashesNamedConsumersAndNamesGroups) {
+  core::ConsumerRef ref;
+  core::NameOrId group;
+  const protocol::Consumer named{protocol::ConsumerKind::consumer,
+                                 *protocol::Identifier::named("iggy")};
+  ASSERT_TRUE(fill_consumer(named, ref, group).ok());
+  EXPECT_EQ(ref.id, 0x96377a10u);  // XXH32("iggy"), as in tests/protocol/hash_test.cc.
+  EXPECT_EQ(ref.kind, core::ConsumerRef::Kind::consumer);
+
+  const protocol::Consumer numbered{protocol::ConsumerKind::group,
+                                    protocol::Identifier::numeric(3)};
+  ASSERT_TRUE(fill_consumer(numbered, ref, group).ok());
+  EXPECT_EQ(ref.kind, core::ConsumerRef::Kind::group);
+  EXPECT_TRUE(group.is_id());
+  EXPECT_EQ(group.number(), 3u);
+
+  const protocol::Consumer grouped{protocol::ConsumerKind::group,
+                                   *protocol::Identifier::named("workers")};
+  ASSERT_TRUE(fill_consumer(grouped, ref, group).ok());
+  EXPECT_EQ(ref.kind, core::ConsumerRef::Kind::group);
+  EXPECT_EQ(group.text(), "workers");  // The broker resolves the name to the group's id.
+}
+
+TEST(PartitioningOf, MapsEveryKindAndHashesKeys) {
+  EXPECT_EQ(partitioning(protocol::Partitioning::balanced()).kind,
+            core::Partitioning::Kind::balanced);
+  const core::Partitioning fixed = partitioning(protocol::Partitioning::partition(2));
+  EXPECT_EQ(fixed.kind, core::Partitioning::Kind::partition);
+  EXPECT_EQ(fixed.value, 2u);
+  const core::Partitioning keyed =
+      partitioning(*protocol::Partitioning::messages_key(bytes_of("hello")));
+  EXPECT_EQ(keyed.kind, core::Partitioning::Kind::key_hash);
+  EXPECT_EQ(keyed.value, 0xfb0077f9u);  // XXH32("hello"); the broker takes it mod the count.
+}
+
+TEST(FillPoll, CarriesEveryFieldAndTheWaitInMicroseconds) {
+  protocol::PollMessagesRequest request;
+  request.consumer = {protocol::ConsumerKind::consumer, *protocol::Identifier::named("reader")};
+  request.stream_id = protocol::Identifier::numeric(1);
+  request.topic_id = *protocol::Identifier::named("events");
+  request.partition_id = 4;
+  request.strategy = {protocol::PollingKind::timestamp, 1234};
+  request.count = 10;
+  request.auto_commit = true;
+  request.wait_timeout_us = 2500;
+  TestPoll poll;
+  ASSERT_TRUE(fill_poll(request, /*client_id=*/9, poll).ok());
+  EXPECT_EQ(poll.stream.number(), 1u);
+  EXPECT_EQ(poll.member, 9u);
+  EXPECT_EQ(poll.topic.text(), "events");
+  EXPECT_EQ(poll.partition, 4u);
+  EXPECT_EQ(poll.consumer.id, protocol::consumer_id_of_name("reader"));
+  EXPECT_EQ(poll.from, core::PollFrom::timestamp);
+  EXPECT_EQ(poll.value, 1234u);
+  EXPECT_EQ(poll.count, 10u);
+  EXPECT_EQ(poll.wait, std::chrono::microseconds(2500));
+  EXPECT_EQ(poll.min_messages, 1u);
+}
+
+TEST(FillPoll, AHugeWaitSaturatesInsteadOfOverflowing) {
+  protocol::PollMessagesRequest request;
+  request.wait_timeout_us = UINT64_MAX;
+  TestPoll poll;
+  ASSERT_TRUE(fill_poll(request, 1, poll).ok());
+  EXPECT_EQ(poll.wait, Duration::max());
+  request.wait_timeout_us = 0;
+  ASSERT_TRUE(fill_poll(request, 1, poll).ok());
+  EXPECT_EQ(poll.wait, Duration(0));
+}
+
+TEST(Responses, DetailsStateTheCountsTheyCarry) {
+  core::TopicDetails details;
+  details.topic.id = 3;
+  details.topic.name = "events";
+  details.topic.settings.partitions_count = 9;  // Whatever it says, two follow.
+  details.partitions.resize(2);
+  details.partitions[1].id = 1;
+  details.partitions[1].current_offset = 41;
+  const protocol::TopicDetailsResponse response = topic_details_response(details);
+  EXPECT_EQ(response.topic.id, 3u);
+  EXPECT_EQ(response.topic.name, "events");
+  EXPECT_EQ(response.topic.partitions_count, 2u);
+  ASSERT_EQ(response.partitions.size(), 2u);
+  EXPECT_EQ(response.partitions[1].current_offset, 41u);
+
+  core::StreamDetails stream;
+  stream.stream.name = "orders";
+  stream.topics.resize(1);
+  EXPECT_EQ(stream_details_response(stream).stream.topics_count, 1u);
+}
+
+TEST(Responses, PollHeaderReportsPartitionOffsetAndCount) {
+  core::PollResult result;
+  result.partition_id = 2;
+  result.current_offset = 17;
+  const protocol::PollResponseHeader header = poll_header(result);
+  EXPECT_EQ(header.partition_id, 2u);
+  EXPECT_EQ(header.current_offset, 17u);
+  EXPECT_EQ(header.messages_count, 0u);
+}
+
+}  // namespace
+}  // namespace hark::server
