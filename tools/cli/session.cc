@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "core/base/log.h"
+
 namespace hark::cli {
 namespace {
 
@@ -12,6 +14,7 @@ client::ClientOptions client_options(const Stop& stop) {
 }
 
 void write_line(std::FILE* stream, std::string_view text) {
+  log::flush();  // With --verbose, the client's detail comes before the summary line.
   std::fwrite(text.data(), 1, text.size(), stream);
   std::fputc('\n', stream);
   std::fflush(stream);
