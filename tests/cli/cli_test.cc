@@ -177,6 +177,7 @@ TEST(Cli, BadArgumentsExitTwoBeforeAnyConnection) {
            {"consume", "s", "t", "--wait", "5"},
            {"produce", "s", "t", "--partition", "1", "--key", "k"},
            {"topic", "create", "s"},
+           {"stream", "create", ""},
            {"stream", "frobnicate"},
            {"stream", "list", "--follow"},
            {"ping", "--address", "nowhere"},
@@ -253,6 +254,23 @@ TEST(Cli, ProduceSendsArgumentsToTheGivenPartition) {
       run_cli_in_process(with_address(server, {"produce", "s", "t", "a", "b", "--partition", "2"}));
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out, "sent 2 messages\n");
+}
+
+TEST(Cli, ProduceWithARateSendsOneMessageAtATime) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    for (int message = 0; message < 3; ++message) {
+      const auto send = next_request<protocol::SendMessagesRequest>(connection);
+      EXPECT_EQ(send.messages.count(), 1u);
+      EXPECT_EQ(send.partitioning.kind(), protocol::PartitioningKind::balanced);
+      connection.send_ok({});
+    }
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"produce", "s", "t", "x", "y", "z", "--rate", "1000/s"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "sent 3 messages\n");
 }
 
 TEST(Cli, ConsumeWithoutAutoCommitAdvancesWithExplicitOffsets) {

@@ -27,8 +27,8 @@ ExitCode run_stream_change(Session& session, const Invocation& invocation, std::
 }  // namespace
 
 ExitCode run_stream_create(Session& session, const Invocation& invocation) {
-  if (invocation.args[0].size() > Identifier::name_size_max) {
-    return session.usage_error("NAME: at most 255 bytes");
+  if (invocation.args[0].empty() || invocation.args[0].size() > Identifier::name_size_max) {
+    return session.usage_error("NAME: 1 to 255 bytes");
   }
   if (!session.open()) return ExitCode::failed;
   const Result<protocol::StreamResponse> stream =
