@@ -31,15 +31,17 @@ Bytes payload_of(const auto& response) {
   return payload;
 }
 
-// The next request, decoded as a T (a default T, and a test failure, if it is not one).
+// The next request, decoded as a T (a default T, and a test failure, if it is not one). A
+// SendMessagesRequest holds views into its payload: pass `payload` to keep the bytes alive.
 template <typename T>
-T next_request(FakeConnection& connection) {
-  const auto received = connection.read_request();
+T next_request(FakeConnection& connection, Bytes* payload = nullptr) {
+  auto received = connection.read_request();
   EXPECT_TRUE(received.has_value());
   if (!received) return T{};
   EXPECT_EQ(received->code, protocol::command_code(T::code));
-  Result<protocol::DecodedRequest> decoded =
-      protocol::decode_request(received->code, received->payload);
+  if (payload != nullptr) *payload = std::move(received->payload);
+  const std::span<const std::byte> bytes = payload != nullptr ? *payload : received->payload;
+  Result<protocol::DecodedRequest> decoded = protocol::decode_request(received->code, bytes);
   EXPECT_TRUE(decoded.ok());
   if (!decoded.ok() || !std::holds_alternative<T>(decoded->request)) return T{};
   return std::get<T>(decoded->request);
@@ -221,7 +223,8 @@ TEST(Cli, ProduceSendsStdinLinesInBatchesAndCountsThem) {
   FakeServer server([&payloads](FakeConnection& connection) {
     accept_login(connection);
     for (int batch = 0; batch < 2; ++batch) {
-      const auto send = next_request<protocol::SendMessagesRequest>(connection);
+      Bytes payload;
+      const auto send = next_request<protocol::SendMessagesRequest>(connection, &payload);
       EXPECT_EQ(send.partitioning.kind(), protocol::PartitioningKind::messages_key);
       EXPECT_EQ(protocol::as_chars(send.partitioning.key()), "user-1");
       EXPECT_EQ(send.messages.count(), batch == 0 ? 2u : 1u);
@@ -243,7 +246,8 @@ TEST(Cli, ProduceSendsStdinLinesInBatchesAndCountsThem) {
 TEST(Cli, ProduceSendsArgumentsToTheGivenPartition) {
   FakeServer server([](FakeConnection& connection) {
     accept_login(connection);
-    const auto send = next_request<protocol::SendMessagesRequest>(connection);
+    Bytes payload;
+    const auto send = next_request<protocol::SendMessagesRequest>(connection, &payload);
     EXPECT_EQ(send.partitioning.kind(), protocol::PartitioningKind::partition_id);
     EXPECT_EQ(send.partitioning.partition_id(), 2u);
     EXPECT_EQ(send.messages.count(), 2u);
@@ -256,11 +260,31 @@ TEST(Cli, ProduceSendsArgumentsToTheGivenPartition) {
   EXPECT_EQ(run.out, "sent 2 messages\n");
 }
 
+TEST(Cli, ProduceStoppedByAnErrorTellsWhatWentThrough) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    Bytes payload;
+    next_request<protocol::SendMessagesRequest>(connection, &payload);
+    connection.send_ok({});
+    next_request<protocol::SendMessagesRequest>(connection, &payload);
+    connection.send_error(Error::topic_name_not_found);
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"produce", "s", "events", "x", "y", "z", "--batch", "2"}));
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.out, "sent 2 messages\n");
+  EXPECT_EQ(run.err,
+            "error: TopicNameNotFound (2011): Topic with name: events for stream with ID: s was "
+            "not found.\n");
+}
+
 TEST(Cli, ProduceWithARateSendsOneMessageAtATime) {
   FakeServer server([](FakeConnection& connection) {
     accept_login(connection);
     for (int message = 0; message < 3; ++message) {
-      const auto send = next_request<protocol::SendMessagesRequest>(connection);
+      Bytes payload;
+      const auto send = next_request<protocol::SendMessagesRequest>(connection, &payload);
       EXPECT_EQ(send.messages.count(), 1u);
       EXPECT_EQ(send.partitioning.kind(), protocol::PartitioningKind::balanced);
       connection.send_ok({});

@@ -138,7 +138,10 @@ ExitCode run_produce(Session& session, const Invocation& invocation) {
     status = send_batch(session, options->target, batch, messages);
     if (status.ok()) sent += batch.size();
   }
-  session.print("sent " + std::to_string(sent) + (sent == 1 ? " message\n" : " messages\n"));
+  // After a failure the count still tells what went through, if anything did.
+  if (status.ok() || sent > 0) {
+    session.print("sent " + std::to_string(sent) + (sent == 1 ? " message\n" : " messages\n"));
+  }
   if (!status.ok() && !session.stop().requested()) {
     return session.fail(
         status.error(),
