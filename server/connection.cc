@@ -36,11 +36,18 @@ Connection::~Connection() {
   // Freed only once closed (ShardServer::collect) or abandoned at teardown (drain).
   HARK_ASSERT(!op_busy_);
   HARK_ASSERT(!commit_busy_);
+  HARK_ASSERT(!leave_busy_);
+  if (registered_) shard_.clients().remove(client_id_);
   if (fd_ >= 0) ::close(fd_);
 }
 
 void Connection::start() {
   io::set_no_delay(fd_);
+  shard_.clients().add({.client_id = client_id_,
+                        .user_id = UINT32_MAX,
+                        .shard = shard_.id().value(),
+                        .address = peer_});
+  registered_ = true;
   arm_recv();
 }
 
@@ -268,9 +275,35 @@ void Connection::begin_close() {
   close_if_idle();
 }
 
+void Connection::leave_done() {
+  HARK_ASSERT(leave_busy_);
+  leave_busy_ = false;
+  if (!leave_.status().ok()) {
+    HARK_LOG_WARN("connection %s: leaving its consumer groups failed: %s", peer_,
+                  error_name(leave_.status().error()));
+  }
+  close_if_idle();
+}
+
 void Connection::close_if_idle() {
   if (!closing_ || closed_) return;
-  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_) return;
+  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_) {
+    return;
+  }
+  if (joined_group_ && !shard_.stopping()) {
+    // A member that goes away leaves its groups, so their partitions are dealt to the members
+    // left. The connection stays until the broker is done with it. (At shutdown the broker
+    // takes no more operations; members are not persisted anyway.)
+    joined_group_ = false;
+    leave_.member = client_id_;
+    leave_busy_ = true;  // Before submit(): done() may run before it returns.
+    shard_.broker().submit(leave_);
+    return;
+  }
+  if (registered_) {
+    shard_.clients().remove(client_id_);
+    registered_ = false;
+  }
   closed_ = true;
   ::close(fd_);
   fd_ = -1;

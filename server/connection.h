@@ -6,16 +6,20 @@
 #include <span>
 #include <string>
 #include <variant>
+#include <vector>
 
+#include "core/base/assert.h"
 #include "core/base/intrusive_list.h"
 #include "core/base/result.h"
 #include "core/broker/operations.h"
 #include "io/completion.h"
 #include "io/sender.h"
+#include "protocol/codec.h"
 #include "protocol/framing.h"
 #include "protocol/poll_response.h"
 #include "protocol/request.h"
 #include "protocol/writer.h"
+#include "server/client_registry.h"
 #include "server/request_buffer.h"
 
 namespace hark::server {
@@ -38,6 +42,16 @@ class ConnectionOp final : public Op {
 class AutoCommit final : public core::StoreOffset {
  public:
   explicit AutoCommit(Connection& connection) : connection_(connection) {}
+  void done() override;
+
+ private:
+  Connection& connection_;
+};
+
+// The LeaveConsumerGroups a connection that joined a group submits when it closes.
+class LeaveGroups final : public core::LeaveConsumerGroups {
+ public:
+  explicit LeaveGroups(Connection& connection) : connection_(connection) {}
   void done() override;
 
  private:
@@ -77,8 +91,9 @@ class Connection final : public ListHook<>, private io::SendDone {
   void abort();
 
   bool closed() const { return closed_; }
-  // True while the broker may still call back (an operation or an auto-commit in flight).
-  bool broker_busy() const { return op_busy_ || commit_busy_; }
+  // True while the broker may still call back (an operation, an auto-commit or the leaving of
+  // its groups in flight).
+  bool broker_busy() const { return op_busy_ || commit_busy_ || leave_busy_; }
   uint32_t client_id() const { return client_id_; }
   const std::string& peer() const { return peer_; }
 
@@ -86,6 +101,7 @@ class Connection final : public ListHook<>, private io::SendDone {
   template <typename Op>
   friend class ConnectionOp;
   friend class AutoCommit;
+  friend class LeaveGroups;
 
   class Receive final : public io::Completion {
    public:
@@ -96,19 +112,29 @@ class Connection final : public ListHook<>, private io::SendDone {
     Connection& connection_;
   };
 
-  using Op = std::variant<
-      std::monostate, ConnectionOp<core::CreateStream>, ConnectionOp<core::DeleteStream>,
-      ConnectionOp<core::PurgeStream>, ConnectionOp<core::GetStream>,
-      ConnectionOp<core::GetStreams>, ConnectionOp<core::CreateTopic>,
-      ConnectionOp<core::DeleteTopic>, ConnectionOp<core::PurgeTopic>, ConnectionOp<core::GetTopic>,
-      ConnectionOp<core::GetTopics>, ConnectionOp<core::Append>, ConnectionOp<core::Poll>,
-      ConnectionOp<core::StoreOffset>, ConnectionOp<core::GetOffset>>;
+  using Op =
+      std::variant<std::monostate, ConnectionOp<core::CreateStream>,
+                   ConnectionOp<core::DeleteStream>, ConnectionOp<core::PurgeStream>,
+                   ConnectionOp<core::GetStream>, ConnectionOp<core::GetStreams>,
+                   ConnectionOp<core::CreateTopic>, ConnectionOp<core::DeleteTopic>,
+                   ConnectionOp<core::PurgeTopic>, ConnectionOp<core::GetTopic>,
+                   ConnectionOp<core::GetTopics>, ConnectionOp<core::Append>,
+                   ConnectionOp<core::Poll>, ConnectionOp<core::StoreOffset>,
+                   ConnectionOp<core::GetOffset>, ConnectionOp<core::UpdateStream>,
+                   ConnectionOp<core::UpdateTopic>, ConnectionOp<core::CreatePartitions>,
+                   ConnectionOp<core::DeletePartitions>, ConnectionOp<core::DeleteSegments>,
+                   ConnectionOp<core::FlushUnsavedBuffer>, ConnectionOp<core::DeleteOffset>,
+                   ConnectionOp<core::CreateConsumerGroup>, ConnectionOp<core::DeleteConsumerGroup>,
+                   ConnectionOp<core::GetConsumerGroup>, ConnectionOp<core::GetConsumerGroups>,
+                   ConnectionOp<core::JoinConsumerGroup>, ConnectionOp<core::LeaveConsumerGroup>,
+                   ConnectionOp<core::GetStats>, ConnectionOp<core::GetMemberGroups>>;
 
   // Completions and callbacks: the ring's (recv, send) and the broker's (op, auto-commit).
   void recv_complete(int32_t result, uint32_t flags);
   void send_done(Result<uint64_t> result) override;
   void op_done();
   void commit_done();
+  void leave_done();
 
   void arm_recv();
   void received(std::span<const std::byte> bytes);
@@ -139,7 +165,26 @@ class Connection final : public ListHook<>, private io::SendDone {
   Status handle(const protocol::PollMessagesRequest& request);
   Status handle(const protocol::GetConsumerOffsetRequest& request);
   Status handle(const protocol::StoreConsumerOffsetRequest& request);
-  // Every other known command (users, groups, stats, ...) lands with the next issue.
+  // connection_admin.cc: the rest of the catalog, segments, groups, clients and the system.
+  Status handle(const protocol::UpdateStreamRequest& request);
+  Status handle(const protocol::UpdateTopicRequest& request);
+  Status handle(const protocol::CreatePartitionsRequest& request);
+  Status handle(const protocol::DeletePartitionsRequest& request);
+  Status handle(const protocol::DeleteSegmentsRequest& request);
+  Status handle(const protocol::FlushUnsavedBufferRequest& request);
+  Status handle(const protocol::DeleteConsumerOffsetRequest& request);
+  Status handle(const protocol::CreateConsumerGroupRequest& request);
+  Status handle(const protocol::DeleteConsumerGroupRequest& request);
+  Status handle(const protocol::GetConsumerGroupRequest& request);
+  Status handle(const protocol::GetConsumerGroupsRequest& request);
+  Status handle(const protocol::JoinConsumerGroupRequest& request);
+  Status handle(const protocol::LeaveConsumerGroupRequest& request);
+  Status handle(const protocol::GetStatsRequest& request);
+  Status handle(const protocol::GetMeRequest& request);
+  Status handle(const protocol::GetClientRequest& request);
+  Status handle(const protocol::GetClientsRequest& request);
+  Status handle(const protocol::GetClusterMetadataRequest& request);
+  // Every other known command (users, permissions, tokens, snapshots) is not implemented.
   template <typename Request>
   Status handle(const Request& /*request*/) {
     return Error::feature_unavailable;
@@ -148,12 +193,35 @@ class Connection final : public ListHook<>, private io::SendDone {
   ConnectionOp<Operation>& start_op();
   void submit(core::Operation& op);
 
-  // Responses (connection_responses.cc).
+  // Responses (connection_requests.cc, connection_admin.cc): one per operation whose answer
+  // has a payload; every other operation answers an empty OK.
   void respond_to_op();
+  template <typename Operation>
+  void respond_done(const ConnectionOp<Operation>& /*op*/) {
+    respond_ok();
+  }
+  void respond_done(const ConnectionOp<core::CreateStream>& op);
+  void respond_done(const ConnectionOp<core::GetStream>& op);
+  void respond_done(const ConnectionOp<core::GetStreams>& op);
+  void respond_done(const ConnectionOp<core::CreateTopic>& op);
+  void respond_done(const ConnectionOp<core::GetTopic>& op);
+  void respond_done(const ConnectionOp<core::GetTopics>& op);
+  void respond_done(const ConnectionOp<core::Poll>& op);
+  void respond_done(const ConnectionOp<core::GetOffset>& op);
+  void respond_done(const ConnectionOp<core::CreateConsumerGroup>& op);
+  void respond_done(const ConnectionOp<core::GetConsumerGroup>& op);
+  void respond_done(const ConnectionOp<core::GetConsumerGroups>& op);
+  void respond_done(const ConnectionOp<core::GetStats>& op);
+  void respond_done(const ConnectionOp<core::GetMemberGroups>& op);
   void respond_ok();
   void respond_error(Error error);
+  // Encodes `response` into out_ and sends it (or the error if it cannot be encoded).
   template <typename Response>
-  void respond_encoded(const Response& response);
+  void respond_encoded(const Response& response) {
+    out_.clear();
+    respond_out(protocol::encode_response(response, out_));
+  }
+  void respond_out(const Status& encoded);
   void respond_poll(const core::PollResult& result);
   void send(size_t parts_count);
 
@@ -166,6 +234,10 @@ class Connection final : public ListHook<>, private io::SendDone {
   RequestBuffer requests_;
   Op op_;
   AutoCommit commit_{*this};
+  LeaveGroups leave_{*this};
+  // get_me / get_client / get_clients: the clients to answer about, while their groups are
+  // looked up (control plane).
+  std::vector<ClientInfo> clients_;
 
   std::array<std::byte, protocol::response_header_size> header_{};
   std::array<std::byte, protocol::response_header_size + protocol::poll_header_size> poll_prefix_{};
@@ -181,6 +253,9 @@ class Connection final : public ListHook<>, private io::SendDone {
   bool op_busy_ = false;      // Submitted, done() not yet called.
   bool commit_busy_ = false;  // The AutoCommit is submitted.
   bool commit_waiting_ = false;
+  bool joined_group_ = false;  // Asked to join a group: leave every group on close.
+  bool leave_busy_ = false;    // The LeaveGroups is submitted.
+  bool registered_ = false;    // Listed in the ClientRegistry.
   bool poll_cancelled_ = false;
   bool close_after_response_ = false;
   bool peer_gone_ = false;  // Nothing more is sent.
@@ -194,5 +269,13 @@ void ConnectionOp<Op>::done() {
 }
 
 inline void AutoCommit::done() { connection_.commit_done(); }
+
+inline void LeaveGroups::done() { connection_.leave_done(); }
+
+template <typename Operation>
+ConnectionOp<Operation>& Connection::start_op() {
+  HARK_ASSERT(!op_busy_);
+  return op_.emplace<ConnectionOp<Operation>>(*this);
+}
 
 }  // namespace hark::server

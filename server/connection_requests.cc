@@ -14,12 +14,6 @@
 
 namespace hark::server {
 
-template <typename Operation>
-ConnectionOp<Operation>& Connection::start_op() {
-  HARK_ASSERT(!op_busy_);
-  return op_.emplace<ConnectionOp<Operation>>(*this);
-}
-
 Status Connection::handle(const protocol::PingRequest& /*request*/) {
   respond_ok();
   return ok_status();
@@ -28,12 +22,14 @@ Status Connection::handle(const protocol::PingRequest& /*request*/) {
 Status Connection::handle(const protocol::LoginUserRequest& request) {
   HARK_TRY_ASSIGN(const uint32_t user_id, check_login(request));
   authenticated_ = true;
+  shard_.clients().set_user(client_id_, user_id);
   respond_encoded(protocol::IdentityResponse{user_id});
   return ok_status();
 }
 
 Status Connection::handle(const protocol::LogoutUserRequest& /*request*/) {
   authenticated_ = false;
+  shard_.clients().set_user(client_id_, UINT32_MAX);
   respond_ok();
   return ok_status();
 }
@@ -111,6 +107,9 @@ Status Connection::handle(const protocol::PurgeTopicRequest& request) {
 
 Status Connection::handle(const protocol::SendMessagesRequest& request) {
   // The messages stay in the pinned request frame until the append's done().
+  if (largest_payload(request.messages) > shard_.options().message_payload_max) {
+    return Error::too_big_message_payload;
+  }
   auto& op = start_op<core::Append>();
   HARK_TRY(fill_append(request, op));
   submit(op);
@@ -164,42 +163,55 @@ void Connection::respond_to_op() {
   }
   std::visit(
       [this](const auto& op) {
-        using Done = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<Done, ConnectionOp<core::CreateStream>>) {
-          respond_encoded(stream_response(op.stream));
-        } else if constexpr (std::is_same_v<Done, ConnectionOp<core::GetStream>>) {
-          // A missing stream is OK with an empty payload, as in Iggy 0.8.0.
-          if (op.result) {
-            respond_encoded(stream_details_response(*op.result));
-          } else {
-            respond_ok();
-          }
-        } else if constexpr (std::is_same_v<Done, ConnectionOp<core::GetStreams>>) {
-          respond_encoded(streams_response(op.streams));
-        } else if constexpr (std::is_same_v<Done, ConnectionOp<core::CreateTopic>>) {
-          respond_encoded(topic_details_response(op.topic));
-        } else if constexpr (std::is_same_v<Done, ConnectionOp<core::GetTopic>>) {
-          if (op.result) {
-            respond_encoded(topic_details_response(*op.result));
-          } else {
-            respond_ok();
-          }
-        } else if constexpr (std::is_same_v<Done, ConnectionOp<core::GetTopics>>) {
-          respond_encoded(topics_response(op.topics));
-        } else if constexpr (std::is_same_v<Done, ConnectionOp<core::Poll>>) {
-          respond_poll(op.result);
-        } else if constexpr (std::is_same_v<Done, ConnectionOp<core::GetOffset>>) {
-          // Nothing stored: OK with an empty payload, as in Iggy 0.8.0.
-          if (op.stored) {
-            respond_encoded(consumer_offset_response(op));
-          } else {
-            respond_ok();
-          }
-        } else {
-          respond_ok();  // Deletes, purges, appends and offset stores answer empty.
+        if constexpr (!std::is_same_v<std::decay_t<decltype(op)>, std::monostate>) {
+          respond_done(op);
         }
       },
       op_);
+}
+
+void Connection::respond_done(const ConnectionOp<core::CreateStream>& op) {
+  respond_encoded(stream_response(op.stream));
+}
+
+void Connection::respond_done(const ConnectionOp<core::GetStream>& op) {
+  // A missing stream is OK with an empty payload, as in Iggy 0.8.0.
+  if (op.result) {
+    respond_encoded(stream_details_response(*op.result));
+  } else {
+    respond_ok();
+  }
+}
+
+void Connection::respond_done(const ConnectionOp<core::GetStreams>& op) {
+  respond_encoded(streams_response(op.streams));
+}
+
+void Connection::respond_done(const ConnectionOp<core::CreateTopic>& op) {
+  respond_encoded(topic_details_response(op.topic));
+}
+
+void Connection::respond_done(const ConnectionOp<core::GetTopic>& op) {
+  if (op.result) {
+    respond_encoded(topic_details_response(*op.result));
+  } else {
+    respond_ok();
+  }
+}
+
+void Connection::respond_done(const ConnectionOp<core::GetTopics>& op) {
+  respond_encoded(topics_response(op.topics));
+}
+
+void Connection::respond_done(const ConnectionOp<core::Poll>& op) { respond_poll(op.result); }
+
+void Connection::respond_done(const ConnectionOp<core::GetOffset>& op) {
+  // Nothing stored: OK with an empty payload, as in Iggy 0.8.0.
+  if (op.stored) {
+    respond_encoded(consumer_offset_response(op));
+  } else {
+    respond_ok();
+  }
 }
 
 void Connection::respond_ok() {
@@ -215,10 +227,7 @@ void Connection::respond_error(Error error) {
   send(1);
 }
 
-template <typename Response>
-void Connection::respond_encoded(const Response& response) {
-  out_.clear();
-  const Status encoded = protocol::encode_response(response, out_);
+void Connection::respond_out(const Status& encoded) {
   if (!encoded.ok()) {
     HARK_LOG_ERROR("connection %s: the %s response does not encode: %s", peer_,
                    protocol::command_name(code_), error_name(encoded.error()));

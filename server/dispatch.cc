@@ -1,8 +1,12 @@
 #include "server/dispatch.h"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <limits>
 #include <string_view>
+
+#include <absl/container/flat_hash_map.h>
 
 #include "protocol/hash.h"
 
@@ -15,6 +19,9 @@ constexpr size_t password_size_min = 3;
 constexpr size_t password_size_max = 100;
 constexpr std::string_view root_username = "iggy";
 constexpr std::string_view root_password = "iggy";
+constexpr uint8_t client_transport_tcp = 1;
+constexpr uint8_t cluster_role_leader = 0;
+constexpr uint8_t cluster_status_healthy = 0;
 
 // wait_timeout_us is a u64 of µs; Duration counts ns in an i64. Anything past what fits is
 // "wait as long as allowed" (the broker clamps it to max_wait anyway).
@@ -134,6 +141,25 @@ Status fill_create_topic(const protocol::CreateTopicRequest& request, core::Crea
   return ok_status();
 }
 
+Status fill_update_topic(const protocol::UpdateTopicRequest& request, core::UpdateTopic& update) {
+  HARK_TRY_ASSIGN(update.stream, name_or_id(request.stream_id));
+  HARK_TRY_ASSIGN(update.topic, name_or_id(request.topic_id));
+  update.name = request.name;
+  update.settings.compression = request.compression_algorithm;
+  update.settings.message_expiry_us = request.message_expiry;
+  update.settings.max_topic_size = request.max_topic_size;
+  update.settings.replication_factor = request.replication_factor;
+  return ok_status();
+}
+
+uint32_t largest_payload(const protocol::MessageBatchView& messages) {
+  uint32_t largest = 0;
+  for (const protocol::MessageView message : messages) {
+    largest = std::max(largest, message.payload_length());
+  }
+  return largest;
+}
+
 protocol::PollResponseHeader poll_header(const core::PollResult& result) {
   protocol::PollResponseHeader header;
   header.partition_id = result.partition_id;
@@ -205,6 +231,96 @@ protocol::TopicsResponse topics_response(const std::vector<core::TopicInfo>& top
   protocol::TopicsResponse response;
   response.topics.reserve(topics.size());
   for (const core::TopicInfo& topic : topics) response.topics.push_back(topic_response(topic));
+  return response;
+}
+
+protocol::ConsumerGroupResponse group_response(const core::GroupInfo& group) {
+  protocol::ConsumerGroupResponse response;
+  response.id = group.id;
+  response.partitions_count = group.partitions_count;
+  response.members_count = group.members_count;
+  response.name = group.name;
+  return response;
+}
+
+protocol::ConsumerGroupDetailsResponse group_details_response(const core::GroupDetails& details) {
+  protocol::ConsumerGroupDetailsResponse response;
+  response.group = group_response(details.group);
+  // The client checks the count against the members that follow: state what is sent.
+  response.group.members_count = static_cast<uint32_t>(details.members.size());
+  response.members.reserve(details.members.size());
+  for (const core::GroupMemberInfo& member : details.members) {
+    response.members.push_back({.id = member.id, .partitions = member.partitions});
+  }
+  return response;
+}
+
+protocol::ConsumerGroupsResponse groups_response(const std::vector<core::GroupInfo>& groups) {
+  protocol::ConsumerGroupsResponse response;
+  response.groups.reserve(groups.size());
+  for (const core::GroupInfo& group : groups) response.groups.push_back(group_response(group));
+  return response;
+}
+
+protocol::ClientDetailsResponse client_details_response(
+    const ClientInfo& client, const std::vector<core::GroupMembership>& memberships) {
+  protocol::ClientDetailsResponse response;
+  response.client = {.client_id = client.client_id,
+                     .user_id = client.user_id,
+                     .transport = client_transport_tcp,
+                     .address = client.address,
+                     .consumer_groups_count = 0};
+  for (const core::GroupMembership& membership : memberships) {
+    if (membership.member != client.client_id) continue;
+    response.consumer_groups.push_back({.stream_id = membership.stream_id,
+                                        .topic_id = membership.topic_id,
+                                        .group_id = membership.group_id});
+  }
+  response.client.consumer_groups_count = static_cast<uint32_t>(response.consumer_groups.size());
+  return response;
+}
+
+protocol::ClientsResponse clients_response(const std::vector<ClientInfo>& clients,
+                                           const std::vector<core::GroupMembership>& memberships) {
+  absl::flat_hash_map<uint32_t, uint32_t> groups_of;
+  for (const core::GroupMembership& membership : memberships) groups_of[membership.member]++;
+  protocol::ClientsResponse response;
+  response.clients.reserve(clients.size());
+  for (const ClientInfo& client : clients) {
+    const auto found = groups_of.find(client.client_id);
+    response.clients.push_back(
+        {.client_id = client.client_id,
+         .user_id = client.user_id,
+         .transport = client_transport_tcp,
+         .address = client.address,
+         .consumer_groups_count = found == groups_of.end() ? 0 : found->second});
+  }
+  return response;
+}
+
+protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions& options) {
+  const std::string& address =
+      options.advertised_address.empty() ? options.bound_address : options.advertised_address;
+  protocol::ClusterNode node;
+  node.name = options.node_name;
+  // "HOST:PORT" or "[v6]:PORT": the host is what precedes the last colon, without brackets.
+  const size_t colon = address.rfind(':');
+  std::string host = colon == std::string::npos ? address : address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  node.ip = host;
+  if (colon != std::string::npos) {
+    uint32_t port = 0;
+    const std::string_view digits = std::string_view(address).substr(colon + 1);
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (error == std::errc() && port <= UINT16_MAX) node.tcp_port = static_cast<uint16_t>(port);
+  }
+  node.role = cluster_role_leader;
+  node.status = cluster_status_healthy;
+  protocol::ClusterMetadataResponse response;
+  response.name = options.cluster_name;
+  response.nodes.push_back(std::move(node));
   return response;
 }
 

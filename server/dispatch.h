@@ -10,7 +10,10 @@
 #include "protocol/send_messages.h"
 #include "protocol/stream_requests.h"
 #include "protocol/stream_responses.h"
+#include "protocol/system_responses.h"
 #include "protocol/user_requests.h"
+#include "server/client_registry.h"
+#include "server/options.h"
 
 namespace hark::server {
 
@@ -50,6 +53,10 @@ Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_i
 Status fill_append(const protocol::SendMessagesRequest& request, core::Append& append);
 
 Status fill_create_topic(const protocol::CreateTopicRequest& request, core::CreateTopic& create);
+Status fill_update_topic(const protocol::UpdateTopicRequest& request, core::UpdateTopic& update);
+
+// The largest payload among a send's messages, for the message size limit.
+uint32_t largest_payload(const protocol::MessageBatchView& messages);
 
 // The poll response header of a result: partition, current offset, messages count.
 protocol::PollResponseHeader poll_header(const core::PollResult& result);
@@ -60,6 +67,21 @@ protocol::StreamsResponse streams_response(const std::vector<core::StreamInfo>& 
 protocol::TopicResponse topic_response(const core::TopicInfo& topic);
 protocol::TopicDetailsResponse topic_details_response(const core::TopicDetails& details);
 protocol::TopicsResponse topics_response(const std::vector<core::TopicInfo>& topics);
+protocol::ConsumerGroupResponse group_response(const core::GroupInfo& group);
+protocol::ConsumerGroupDetailsResponse group_details_response(const core::GroupDetails& details);
+protocol::ConsumerGroupsResponse groups_response(const std::vector<core::GroupInfo>& groups);
+
+// get_me and get_client: the client and the groups it is a member of (`memberships` may list
+// other members too; only `client`'s are taken).
+protocol::ClientDetailsResponse client_details_response(
+    const ClientInfo& client, const std::vector<core::GroupMembership>& memberships);
+// get_clients: every client with the number of groups it is a member of.
+protocol::ClientsResponse clients_response(const std::vector<ClientInfo>& clients,
+                                           const std::vector<core::GroupMembership>& memberships);
+// get_cluster_metadata of a single node: `options`' cluster and node names, the advertised
+// address (or the bound one) and its TCP port; leader, healthy; no other transports (port 0).
+protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions& options);
+
 // Requires: offset.stored has a value (nothing stored is answered with an empty payload).
 protocol::ConsumerOffsetResponse consumer_offset_response(const core::GetOffset& offset);
 

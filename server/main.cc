@@ -1,28 +1,112 @@
-// harkd: hark's thin server. Parses flags, opens one SO_REUSEPORT listener per shard (all on
-// one port), starts the broker with the server's ShardHooks, prints the ready line and waits
-// for SIGTERM or SIGINT; then stops the broker (parked polls are answered empty first) and
-// exits 0. Exit codes: 0 after a signal or --help, 1 when it cannot start, 2 for bad flags.
+// harkd: hark's thin server. Loads its configuration (config.h), checks the open-file limit,
+// opens one SO_REUSEPORT listener per shard (all on one port), starts the broker with the
+// server's ShardHooks, prints the ready line and waits for signals: SIGUSR1 (and, if
+// log.stats_interval is set, every interval) logs one line of wait-path counters; SIGTERM or
+// SIGINT stops the broker (parked polls are answered empty first) and exits 0. Exit codes: 0
+// after a stop signal, --help or --print-config; 1 when it cannot start; 2 for a bad
+// configuration (flags, environment, file, or a limit the process cannot honour).
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
 #include <span>
 #include <thread>
 
+#include <sys/resource.h>
+
 #include "core/base/assert.h"
 #include "core/base/log.h"
+#include "core/broker/blocking.h"
 #include "core/broker/broker.h"
 #include "io/socket.h"
+#include "server/config.h"
 #include "server/options.h"
 #include "server/server.h"
 
 namespace hark::server {
 namespace {
 
+// Files harkd keeps open besides its connections: per shard its ring, eventfd and listener,
+// plus the metadata log, segment and index files of open partitions, logs. A rough reserve.
+uint64_t files_reserve(const ServerOptions& options) { return 256 + 16ull * options.shards_count; }
+
+// Every connection is a file descriptor: checks that limits.connections_max fits in
+// RLIMIT_NOFILE (raising the soft limit to the hard one if that helps). False (and a message on
+// stderr) if it cannot.
+bool check_open_files(const ServerOptions& options) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return true;
+  const uint64_t needed = options.connections_max + files_reserve(options);
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed &&
+      limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur =
+        limit.rlim_max == RLIM_INFINITY ? needed : std::min<rlim_t>(limit.rlim_max, needed);
+    (void)setrlimit(RLIMIT_NOFILE, &limit);
+    (void)getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed) {
+    fprintf(stderr,
+            "harkd: limits.connections_max %u needs about %llu open files (%llu for other "
+            "files), but RLIMIT_NOFILE is %llu: lower limits.connections_max to %llu or less, "
+            "or raise the limit (ulimit -n)\n",
+            options.connections_max, static_cast<unsigned long long>(needed),
+            static_cast<unsigned long long>(files_reserve(options)),
+            static_cast<unsigned long long>(limit.rlim_cur),
+            static_cast<unsigned long long>(limit.rlim_cur > files_reserve(options)
+                                                ? limit.rlim_cur - files_reserve(options)
+                                                : 0));
+    return false;
+  }
+  return true;
+}
+
+// One line of the wait path's counters and the connections: on SIGUSR1 and every
+// log.stats_interval. The main thread is no shard, so blocking on the operation is fine.
+void log_stats(core::Broker& broker, const Server& server) {
+  core::Blocking<core::GetStats> stats;
+  if (!stats.call(broker).ok()) return;
+  const core::BrokerStats& s = stats.stats;
+  HARK_LOG_INFO(
+      "stats: connections=%u parked_now=%u parked=%u ready_at_park=%u woken=%u timed_out=%u "
+      "cancelled=%u aborted=%u rejected_full=%u zombies_swept=%u reevaluated=%u reparked=%u "
+      "eventfd_writes=%u partitions=%u messages=%u bytes=%u",
+      server.connections_count(), s.waits.parked_now, s.waits.parked, s.waits.ready_at_park,
+      s.waits.woken, s.waits.timed_out, s.waits.cancelled, s.waits.aborted, s.waits.rejected_full,
+      s.waits.zombies_swept, s.reevaluated, s.reparked, s.eventfd_writes, s.partitions,
+      s.messages_count, s.size_bytes);
+}
+
+// Waits for a stop signal, logging the stats line on SIGUSR1 and every `interval` (0: never).
+int wait_for_stop(const sigset_t& signals, Duration interval, core::Broker& broker,
+                  const Server& server) {
+  while (true) {
+    int signal_number = 0;
+    if (interval > Duration(0)) {
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(interval);
+      const timespec timeout{.tv_sec = seconds.count(), .tv_nsec = (interval - seconds).count()};
+      signal_number = sigtimedwait(&signals, nullptr, &timeout);
+      if (signal_number < 0) {
+        if (errno == EAGAIN) log_stats(broker, server);
+        continue;
+      }
+    } else if (sigwait(&signals, &signal_number) != 0) {
+      continue;
+    }
+    if (signal_number == SIGUSR1) {
+      log_stats(broker, server);
+      continue;
+    }
+    return signal_number;
+  }
+}
+
 int run(const ServerOptions& options, const sigset_t& stop_signals) {
   log::set_level(options.log_level);
+  if (!check_open_files(options)) return 2;
   Result<io::SocketAddress> address = io::parse_address(options.address);
   HARK_ASSERT(address.ok());  // parse_flags() checked it.
   Result<std::vector<int>> listeners =
@@ -33,9 +117,11 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     return 1;
   }
   const io::SocketAddress bound = *io::local_address(listeners->front());
+  ServerOptions bound_options = options;
+  bound_options.bound_address = bound.to_string();
 
   // Declared before the broker, so it is destroyed after it.
-  Server server(options, std::move(listeners).value());
+  Server server(bound_options, std::move(listeners).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
@@ -50,9 +136,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   HARK_LOG_INFO("listening on %s with %u shards, data in %s", bound.to_string(),
                 options.shards_count, options.data_directory);
 
-  int signal_number = 0;
-  while (sigwait(&stop_signals, &signal_number) != 0) {
-  }
+  const int signal_number = wait_for_stop(stop_signals, options.stats_interval, **broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
   (*broker)->stop();
   broker->reset();
@@ -72,18 +156,28 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // Sends use MSG_NOSIGNAL; this covers anything else.
 
   const uint32_t cpus = std::max(1u, std::thread::hardware_concurrency());
-  const ParsedFlags parsed = hark::server::parse_flags(
+  size_t environment_count = 0;
+  while (environ[environment_count] != nullptr) environment_count++;
+  const ParsedFlags parsed = hark::server::load_config(
       std::span<const char* const>(argv + (argc > 0 ? 1 : 0),
                                    static_cast<size_t>(argc > 0 ? argc - 1 : 0)),
-      cpus);
+      std::span<const char* const>(environ, environment_count), cpus);
+  for (const std::string& warning : parsed.warnings)
+    fprintf(stderr, "harkd: %s\n", warning.c_str());
   switch (parsed.outcome) {
     case ParsedFlags::Outcome::help: printf("%s", hark::server::usage().c_str()); return 0;
+    case ParsedFlags::Outcome::print:
+      printf("%s", hark::server::print_config(parsed.options).c_str());
+      return 0;
     case ParsedFlags::Outcome::error:
-      fprintf(stderr, "harkd: %s\n\n%s", parsed.error.c_str(), hark::server::usage().c_str());
+      fprintf(stderr,
+              "harkd: %s\n(harkd --help lists the flags; docs/operations.md the settings)\n",
+              parsed.error.c_str());
       return 2;
     case ParsedFlags::Outcome::run: break;
   }

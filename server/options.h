@@ -1,53 +1,67 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
-#include <span>
 #include <string>
 
 #include "core/base/log.h"
+#include "core/base/units.h"
 #include "core/broker/broker.h"
 #include "protocol/framing.h"
+#include "storage/log_options.h"
 
 namespace hark::server {
 
-// What harkd runs with: its command-line flags, plus the fixed per-shard sizes of the server.
-// Control plane: parsed once in main().
+// What harkd runs with: its configuration (config.h loads it from defaults, a TOML file, the
+// environment and flags; docs/operations.md is the reference), plus the fixed per-shard sizes
+// of the server. Control plane: loaded once in main().
 struct ServerOptions {
   // HOST:PORT of every shard's listener (SO_REUSEPORT). Port 0: one ephemeral port for all.
   std::string address = "127.0.0.1:8090";
   // Relative paths are relative to the working directory.
   std::string data_directory = "./data";
   uint32_t shards_count = 1;
-  // Open client connections, over all shards (each shard takes its share, rounded up). A
-  // connection over the limit is closed at once (logged).
-  uint32_t connections_max = 10'000;
   log::Level log_level = log::Level::info;
+  // A periodic log line with the wait-path counters; 0: off (SIGUSR1 logs one at any time).
+  Duration stats_interval = Duration(0);
 
-  // Frame caps: control frames 10 MiB as Iggy 0.8.0; send frames up to protocol's default.
+  // Storage: when appended data reaches the disk, and segment files.
+  storage::Durability durability = storage::Durability::never;
+  Duration sync_interval = std::chrono::seconds(1);
+  uint64_t segment_bytes = 1ull << 30;
+  // Retention defaults of every partition (0: keep).
+  Duration retention_age = Duration(0);
+  uint64_t retention_bytes = 0;
+  // A poll's wait_timeout_us is clamped to this.
+  Duration max_wait = std::chrono::seconds(30);
+
+  // Open client connections, over all shards (each shard takes its share, rounded up). A
+  // connection over the limit is answered CannotEstablishConnection (9) and closed.
+  uint32_t connections_max = 10'000;
+  // Frame caps: control frames 10 MiB as Iggy 0.8.0; send frames up to `send_max`.
   protocol::FrameLimits frame_limits;
+  // The largest message payload a send may carry (Iggy 0.8.0: 64 000 000 bytes); larger →
+  // too_big_message_payload (4022).
+  uint32_t message_payload_max = 64'000'000;
+  // Parked polls per shard and over all shards; full → feature_unavailable (5).
+  uint32_t parked_polls_per_shard_max = 16384;
+  uint64_t parked_polls_total_max = 100'000;
+
+  // Node identity, reported by get_cluster_metadata (a single node, the leader).
+  uint32_t node_id = 0;
+  std::string node_name = "hark-node";
+  std::string cluster_name = "single-node";
+  // HOST:PORT clients should use to reach this node; empty: the bound address.
+  std::string advertised_address;
+  // The address the listeners are bound to (port 0 resolved); set by main() after binding.
+  std::string bound_address;
+
   // The per-shard pool of receive buffers (io::BufferRing): received bytes are copied into the
   // connection's own buffer and the ring buffer recycled at once, so a few suffice.
   uint32_t receive_buffers_count = 256;
   uint32_t receive_buffer_bytes = 16 * 1024;
   int listen_backlog = 1024;
 };
-
-// The outcome of parsing harkd's flags.
-struct ParsedFlags {
-  enum class Outcome : uint8_t { run, help, error };
-  Outcome outcome = Outcome::run;
-  ServerOptions options;
-  std::string error;  // For Outcome::error: one line, for stderr.
-};
-
-// Parses harkd's flags (argv without the program name): --address HOST:PORT,
-// --data-dir DIR, --shards N (1..1024), --connections-max N, --log-level LEVEL and --help;
-// each as `--flag value` or `--flag=value`. `shards_default` is used without --shards (the
-// number of CPUs; at least 1). Never exits and never prints: main() decides.
-ParsedFlags parse_flags(std::span<const char* const> args, uint32_t shards_default);
-
-// The --help text.
-std::string usage();
 
 // The broker settings these options stand for (hooks not set).
 core::BrokerOptions broker_options(const ServerOptions& options);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/base/assert.h"
+#include "core/base/clock.h"
 #include "core/base/log.h"
 
 namespace hark::server {
@@ -45,8 +46,10 @@ Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32
 }
 
 Server::Server(const ServerOptions& options, std::vector<int> listeners)
-    : options_(options), listeners_(std::move(listeners)), shards_(listeners_.size()) {
+    : listeners_(std::move(listeners)), shards_(listeners_.size()) {
   HARK_ASSERT(!listeners_.empty());
+  shared_.options = options;
+  shared_.started_at = SystemClock().realtime_now();
 }
 
 Server::~Server() {
@@ -63,11 +66,12 @@ Status Server::on_start(core::Broker& broker, io::Reactor& reactor) {
     return Error::invalid_configuration;
   }
   const auto shards_count = static_cast<uint32_t>(listeners_.size());
-  const uint32_t connections_max = (options_.connections_max + shards_count - 1) / shards_count;
+  const uint32_t connections_max =
+      (shared_.options.connections_max + shards_count - 1) / shards_count;
   const int listener = listeners_[index];
   listeners_[index] = -1;  // create() owns it now, failed or not.
   HARK_TRY_ASSIGN(shards_[index],
-                  ShardServer::create(reactor, broker, listener, options_, connections_max));
+                  ShardServer::create(reactor, broker, listener, shared_, connections_max));
   return ok_status();
 }
 

@@ -37,8 +37,11 @@ class Server final : public core::ShardHooks {
   void on_stop(io::Reactor& reactor) override;
   void on_drained(io::Reactor& reactor) override;
 
+  // Open client connections over every shard (any thread).
+  uint32_t connections_count() const { return shared_.clients.count(); }
+
  private:
-  ServerOptions options_;
+  ServerShared shared_;
   std::vector<int> listeners_;  // Shard i's until its on_start takes it (-1 after).
   // Slot i is used only by shard i's thread (created in on_start, freed by the destructor
   // after the broker and its threads are gone).

@@ -13,6 +13,7 @@
 #include "core/base/assert.h"
 #include "core/base/log.h"
 #include "io/socket.h"
+#include "protocol/framing.h"
 
 namespace hark::server {
 namespace {
@@ -40,9 +41,9 @@ std::string peer_of(int fd) {
 }  // namespace
 
 Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, core::Broker& broker,
-                                                         int listen_fd,
-                                                         const ServerOptions& options,
+                                                         int listen_fd, ServerShared& shared,
                                                          uint32_t connections_max) {
+  const ServerOptions& options = shared.options;
   HARK_ASSERT(listen_fd >= 0);
   HARK_ASSERT(connections_max > 0);
   Result<std::unique_ptr<io::BufferRing>> buffers = io::BufferRing::create(
@@ -55,17 +56,17 @@ Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, c
     return buffers.error();
   }
   auto shard = std::unique_ptr<ShardServer>(new ShardServer(
-      reactor, broker, listen_fd, options, connections_max, std::move(buffers).value()));
+      reactor, broker, listen_fd, shared, connections_max, std::move(buffers).value()));
   shard->arm_accept();
   return shard;
 }
 
 ShardServer::ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd,
-                         const ServerOptions& options, uint32_t connections_max,
+                         ServerShared& shared, uint32_t connections_max,
                          std::unique_ptr<io::BufferRing> buffers)
     : reactor_(reactor),
       broker_(broker),
-      options_(options),
+      shared_(shared),
       connections_max_(connections_max),
       listen_fd_(listen_fd),
       buffers_(std::move(buffers)) {}
@@ -111,10 +112,14 @@ void ShardServer::accept_connection(int fd) {
     return;
   }
   if (live_.size() >= connections_max_) {
+    // Told why before the close: a client reading its first response sees
+    // CannotEstablishConnection (9). The socket's buffer is empty, so 8 bytes go at once.
     HARK_LOG_WARN(
-        "shard %u: %u connections open, the most it takes (--connections-max); "
-        "closing a new one",
+        "shard %u: %u connections open, the most it takes (limits.connections_max); "
+        "refusing a new one",
         id().value(), live_.size());
+    const auto refusal = protocol::error_response(Error::cannot_establish_connection);
+    (void)!::send(fd, refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     ::close(fd);
     return;
   }

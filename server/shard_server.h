@@ -10,10 +10,18 @@
 #include "io/completion.h"
 #include "io/reactor.h"
 #include "io/timer_wheel.h"
+#include "server/client_registry.h"
 #include "server/connection.h"
 #include "server/options.h"
 
 namespace hark::server {
+
+// What every shard's server shares. Owned by the Server, which outlives the shard servers.
+struct ServerShared {
+  ServerOptions options;
+  ClientRegistry clients;  // Thread-safe (control plane).
+  UnixMicros started_at = 0;
+};
 
 // harkd on one shard: the shard's listener (multishot accept on its SO_REUSEPORT socket), its
 // receive buffer ring and its connections. Created in the shard's ShardHooks::on_start and
@@ -27,9 +35,9 @@ namespace hark::server {
 // callback. Control plane, apart from the connections' data path.
 class ShardServer final : private io::Completion {
  public:
-  // Takes ownership of `listen_fd`. `broker` and `options` must outlive the shard server.
+  // Takes ownership of `listen_fd`. `broker` and `shared` must outlive the shard server.
   static Result<std::unique_ptr<ShardServer>> create(io::Reactor& reactor, core::Broker& broker,
-                                                     int listen_fd, const ServerOptions& options,
+                                                     int listen_fd, ServerShared& shared,
                                                      uint32_t connections_max);
   ~ShardServer();
   ShardServer(const ShardServer&) = delete;
@@ -44,7 +52,10 @@ class ShardServer final : private io::Completion {
   core::Broker& broker() { return broker_; }
   io::Ring& ring() { return reactor_.ring(); }
   io::BufferRing& buffers() { return *buffers_; }
-  const ServerOptions& options() const { return options_; }
+  const ServerOptions& options() const { return shared_.options; }
+  ClientRegistry& clients() { return shared_.clients; }
+  UnixMicros started_at() const { return shared_.started_at; }
+  UnixMicros realtime_now() const { return reactor_.clock().realtime_now(); }
   ShardId id() const { return reactor_.id(); }
   // stop() has run: the broker is shutting down.
   bool stopping() const { return stopping_; }
@@ -66,9 +77,8 @@ class ShardServer final : private io::Completion {
     ShardServer& shard_;
   };
 
-  ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd,
-              const ServerOptions& options, uint32_t connections_max,
-              std::unique_ptr<io::BufferRing> buffers);
+  ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd, ServerShared& shared,
+              uint32_t connections_max, std::unique_ptr<io::BufferRing> buffers);
 
   // The accept completion.
   void complete(int32_t result, uint32_t flags) override;
@@ -77,7 +87,7 @@ class ShardServer final : private io::Completion {
 
   io::Reactor& reactor_;
   core::Broker& broker_;
-  const ServerOptions& options_;
+  ServerShared& shared_;
   const uint32_t connections_max_;
   int listen_fd_;
   std::unique_ptr<io::BufferRing> buffers_;

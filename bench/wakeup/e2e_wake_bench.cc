@@ -12,7 +12,8 @@
 //          owner is not the consumer connection's shard) and the poll response.
 // The echo message is as long as the producer's send frame, so both move the same bytes out.
 // Loopback only, bounded loops; the first 5 % of each run are warm-up and not counted.
-// Usage: hark_e2e_wake_bench [--smoke] [--count N] [--harkd PATH]
+// Usage: hark_e2e_wake_bench [--smoke] [--count N] [--shards N] [--harkd PATH]
+// (--shards 1 puts producer, partition and consumer on one shard: the zero-hop floor.)
 //   (smoke: 20 iterations, for the bench-smoke ctest label; PATH defaults to the built harkd)
 #include <poll.h>
 #include <unistd.h>
@@ -272,6 +273,7 @@ int main(int argc, char** argv) {
   using namespace hark;
   bool smoke = false;
   int count = 2000;
+  uint32_t shards = 2;
   std::string harkd_path = HARK_HARKD_PATH;
   for (int i = 1; i < argc; i++) {
     const std::string arg = argv[i];
@@ -280,10 +282,13 @@ int main(int argc, char** argv) {
       count = 20;
     } else if (arg == "--count" && i + 1 < argc) {
       count = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--shards" && i + 1 < argc) {
+      shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else if (arg == "--harkd" && i + 1 < argc) {
       harkd_path = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--smoke] [--count N] [--harkd PATH]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--smoke] [--count N] [--shards N] [--harkd PATH]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -291,7 +296,7 @@ int main(int argc, char** argv) {
   test::HarkdProcess harkd;
   test::HarkdProcess::Options options;
   options.harkd_path = harkd_path;
-  options.shards_count = 2;
+  options.shards_count = shards;
   if (!harkd.start(options)) {
     std::fprintf(stderr, "harkd did not start: %s\n%s", harkd.error_text().c_str(),
                  harkd.stderr_tail().c_str());
@@ -315,8 +320,8 @@ int main(int argc, char** argv) {
   char notes[160];
   std::snprintf(notes, sizeof notes, "%zu-byte messages, gap 1 ms", size);
   bench::print_row("echo (loopback TCP round trip)", echo_p, notes);
-  std::snprintf(notes, sizeof notes, "harkd 2 shards, wait 1 s, next + auto-commit; %llu empty",
-                static_cast<unsigned long long>(wake.empty_polls));
+  std::snprintf(notes, sizeof notes, "harkd %u shards, wait 1 s, next + auto-commit; %llu empty",
+                shards, static_cast<unsigned long long>(wake.empty_polls));
   bench::print_row("wake (send -> parked poll returns)", wake_p, notes);
   if (echo_p.p50 > 0) {
     std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake_p.p50 / echo_p.p50,

@@ -75,6 +75,25 @@ class GetConsumerGroup : public Operation {
   void step(internal::BrokerShard& shard) override;
 };
 
+// One member of one group, by ids.
+struct GroupMembership {
+  uint32_t member = 0;
+  uint32_t stream_id = 0;
+  uint32_t topic_id = 0;
+  uint32_t group_id = 0;
+};
+
+// The groups `member` belongs to, or (no member) every membership of every group: for Iggy's
+// get_me, get_client and get_clients. Answered on the home shard from its catalog.
+class GetMemberGroups : public Operation {
+ public:
+  std::optional<uint32_t> member;
+  std::vector<GroupMembership> memberships;  // Out, by stream, topic, group.
+
+ private:
+  void step(internal::BrokerShard& shard) override;
+};
+
 class GetConsumerGroups : public Operation {
  public:
   NameOrId stream;

@@ -201,6 +201,24 @@ Status LeaveConsumerGroups::apply(internal::CatalogEdit& edit) {
   return ok_status();
 }
 
+void GetMemberGroups::step(BrokerShard& shard) {
+  memberships.clear();
+  for (const auto& [stream_id, stream_entry] : shard.catalog().streams) {
+    for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
+      for (const auto& [group_id, group_entry] : topic_entry->groups) {
+        for (const GroupMemberInfo& joined : group_entry->members) {
+          if (member.has_value() && joined.id != *member) continue;
+          memberships.push_back({.member = joined.id,
+                                 .stream_id = stream_id,
+                                 .topic_id = topic_id,
+                                 .group_id = group_id});
+        }
+      }
+    }
+  }
+  finish(shard, ok_status());
+}
+
 void GetConsumerGroup::step(BrokerShard& shard) {
   result.reset();
   const auto entry = shard.catalog().topic(stream, topic);
@@ -472,6 +490,15 @@ void GetStats::step(BrokerShard& shard) {
   stats.reevaluated += shard.poll_counters().reevaluated;
   stats.reparked += shard.poll_counters().reparked;
   shard.add_partition_figures(stats);
+  if (shard.id() == ShardId(0)) {
+    for (const auto& [stream_id, stream_entry] : shard.catalog().streams) {
+      stats.streams++;
+      for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
+        stats.topics++;
+        stats.consumer_groups += topic_entry->groups.size();
+      }
+    }
+  }
   visited_++;
   if (visited_ < shard.broker().shards_count()) {
     go_to(shard, ShardId(visited_), 1);

@@ -14,8 +14,13 @@ struct BrokerStats {
   uint64_t reparked = 0;        // Woken polls that found nothing and parked again.
   uint64_t eventfd_writes = 0;  // Cross-shard wakes of sleeping shards.
   uint64_t partitions = 0;
+  uint64_t segments = 0;
   uint64_t messages_count = 0;
   uint64_t size_bytes = 0;
+  // From the catalog of the shard that answers (shard 0's, the first to apply every change).
+  uint64_t streams = 0;
+  uint64_t topics = 0;
+  uint64_t consumer_groups = 0;
 };
 
 class GetStats : public Operation {

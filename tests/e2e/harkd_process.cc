@@ -107,9 +107,12 @@ bool HarkdProcess::start(const Options& options) {
       std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/hark-e2e-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) return fail_start(errno_text("mkdtemp " + pattern));
   root_directory_ = pattern;
-  data_directory_ = root_directory_ + "/data";
+  data_directory_ =
+      options.data_directory.empty() ? root_directory_ + "/data" : options.data_directory;
   stderr_path_ = root_directory_ + "/harkd.stderr";
-  if (::mkdir(data_directory_.c_str(), 0700) != 0) return fail_start(errno_text("mkdir"));
+  if (options.data_directory.empty() && ::mkdir(data_directory_.c_str(), 0700) != 0) {
+    return fail_start(errno_text("mkdir"));
+  }
 
   std::vector<std::string> args = {options.harkd_path,
                                    "--address",
@@ -118,6 +121,7 @@ bool HarkdProcess::start(const Options& options) {
                                    data_directory_,
                                    "--shards",
                                    std::to_string(options.shards_count)};
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -205,6 +209,16 @@ ProcessExit HarkdProcess::stop() {
   pid_ = -1;
   if (drainer_.joinable()) drainer_.join();
   return exit;
+}
+
+void HarkdProcess::signal(int signal_number) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, signal_number);
+  if (signal_number != SIGKILL) return;
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  if (drainer_.joinable()) drainer_.join();
 }
 
 ProcessExit HarkdProcess::wait_exit(std::chrono::milliseconds timeout) {

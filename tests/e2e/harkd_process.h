@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -42,6 +43,11 @@ class HarkdProcess {
     uint32_t shards_count = 2;
     std::chrono::milliseconds ready_timeout{30'000};  // Sanitizer builds start slowly.
     std::chrono::milliseconds stop_timeout{30'000};
+    // Run on this existing data directory (a restart) instead of a fresh one; it is not
+    // removed by the destructor.
+    std::string data_directory;
+    // Appended to harkd's command line (limits, config).
+    std::vector<std::string> extra_args;
   };
 
   HarkdProcess() = default;
@@ -56,6 +62,11 @@ class HarkdProcess {
 
   // Sends SIGTERM and waits up to options.stop_timeout for the exit; then SIGKILL. Once only.
   ProcessExit stop();
+  // Sends `signal` (SIGKILL for a crash, SIGUSR1 for the stats line). For SIGKILL the process
+  // is reaped before this returns.
+  void signal(int signal_number);
+  // Where harkd's stderr goes.
+  const std::string& stderr_path() const { return stderr_path_; }
 
   // "127.0.0.1:PORT", valid after a successful start().
   const std::string& address() const { return address_; }

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/config.h"
+
 namespace hark::server {
 namespace {
 

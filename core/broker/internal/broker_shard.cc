@@ -171,6 +171,7 @@ void BrokerShard::add_partition_figures(BrokerStats& stats) const {
   for (const auto& [key, partition] : owned_) {
     const PartitionCell& cell = partition->cell();
     stats.partitions++;
+    stats.segments += cell.segments_count.load(std::memory_order_relaxed);
     stats.messages_count += cell.messages_count.load(std::memory_order_relaxed);
     stats.size_bytes += cell.size_bytes.load(std::memory_order_relaxed);
   }

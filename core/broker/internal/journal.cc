@@ -162,110 +162,133 @@ Result<FramedRecord> next_record(std::span<const std::byte> bytes) {
   return FramedRecord{payload, record_header_bytes + length};
 }
 
-Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
-  RecordReader reader(payload);
-  uint8_t kind = 0;
-  if (!reader.u8(kind)) return corrupted();
+namespace {
+
+// Each replays one kind of record from `reader` (positioned after the kind byte); false when
+// the record does not decode or does not fit the catalog.
+StreamEntry* find_stream(CatalogEdit& edit, uint32_t stream_id) {
+  auto found = edit.writable_stream(NameOrId::id(stream_id));
+  return found.ok() ? *found : nullptr;
+}
+
+const TopicEntry* find_topic(StreamEntry* stream, uint32_t topic_id) {
+  if (stream == nullptr) return nullptr;
+  auto found = stream->topic(NameOrId::id(topic_id));
+  return found.ok() ? *found : nullptr;
+}
+
+bool replay_stream(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
+  uint32_t id = 0;
+  UnixMicros created_at = 0;
+  std::string name;
+  if (!reader.u32(id)) return false;
+  if (kind == RecordKind::stream_created) {
+    if (!reader.u64(created_at) || !reader.name(name)) return false;
+    if (edit.catalog().streams.count(id) != 0) return false;
+    edit.add_stream(id, created_at, std::move(name));
+    return true;
+  }
+  StreamEntry* const stream = find_stream(edit, id);
+  if (stream == nullptr) return false;
+  if (kind == RecordKind::stream_deleted) {
+    edit.remove_stream(*stream);
+    return true;
+  }
+  if (!reader.name(name)) return false;
+  edit.rename_stream(*stream, std::move(name));
+  return true;
+}
+
+bool replay_topic(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
   uint32_t stream_id = 0;
   uint32_t id = 0;
-  uint32_t count = 0;
   UnixMicros created_at = 0;
   std::string name;
   TopicSettings settings;
-  // Finds the stream (and topic) a record names, as the next catalog version's copy.
-  const auto stream = [&]() -> StreamEntry* {
-    auto found = edit.writable_stream(NameOrId::id(stream_id));
-    return found.ok() ? *found : nullptr;
-  };
-  const auto topic = [&](StreamEntry& entry) -> const TopicEntry* {
-    auto found = entry.topic(NameOrId::id(id));
-    return found.ok() ? *found : nullptr;
-  };
-  switch (static_cast<RecordKind>(kind)) {
-    case RecordKind::stream_created:
-      if (!reader.u32(stream_id) || !reader.u64(created_at) || !reader.name(name)) break;
-      if (edit.catalog().streams.count(stream_id) != 0) return corrupted();
-      edit.add_stream(stream_id, created_at, std::move(name));
-      return reader.at_end() ? ok_status() : corrupted();
-    case RecordKind::stream_deleted: {
-      if (!reader.u32(stream_id)) break;
-      StreamEntry* const entry = stream();
-      if (entry == nullptr) return corrupted();
-      edit.remove_stream(*entry);
-      return reader.at_end() ? ok_status() : corrupted();
-    }
-    case RecordKind::stream_updated: {
-      if (!reader.u32(stream_id) || !reader.name(name)) break;
-      StreamEntry* const entry = stream();
-      if (entry == nullptr) return corrupted();
-      edit.rename_stream(*entry, std::move(name));
-      return reader.at_end() ? ok_status() : corrupted();
-    }
-    case RecordKind::topic_created: {
-      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.u64(created_at) ||
-          !reader.u32(settings.partitions_count) || !reader.settings(settings) ||
-          !reader.name(name)) {
-        break;
+  if (!reader.u32(stream_id) || !reader.u32(id)) return false;
+  StreamEntry* const stream = find_stream(edit, stream_id);
+  const TopicEntry* const topic = find_topic(stream, id);
+  switch (kind) {
+    case RecordKind::topic_created:
+      if (!reader.u64(created_at) || !reader.u32(settings.partitions_count) ||
+          !reader.settings(settings) || !reader.name(name) || stream == nullptr ||
+          topic != nullptr) {
+        return false;
       }
-      StreamEntry* const entry = stream();
-      if (entry == nullptr || topic(*entry) != nullptr) return corrupted();
-      edit.add_topic(*entry, id, created_at, std::move(name), settings);
-      return reader.at_end() ? ok_status() : corrupted();
-    }
-    case RecordKind::topic_deleted: {
-      if (!reader.u32(stream_id) || !reader.u32(id)) break;
-      StreamEntry* const entry = stream();
-      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
-      if (found == nullptr) return corrupted();
-      edit.remove_topic(*entry, *found);
-      return reader.at_end() ? ok_status() : corrupted();
-    }
-    case RecordKind::topic_updated: {
-      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.settings(settings) ||
-          !reader.name(name)) {
-        break;
-      }
-      StreamEntry* const entry = stream();
-      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
-      if (found == nullptr) return corrupted();
-      edit.update_topic(*entry, *found, std::move(name), settings);
-      return reader.at_end() ? ok_status() : corrupted();
-    }
-    case RecordKind::partitions_created:
-    case RecordKind::partitions_deleted: {
-      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.u32(count)) break;
-      const bool create = static_cast<RecordKind>(kind) == RecordKind::partitions_created;
-      if (create && !reader.u64(created_at)) break;
-      StreamEntry* const entry = stream();
-      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
-      if (found == nullptr || (!create && count > found->partitions.size())) return corrupted();
-      if (create) {
-        edit.add_partitions(*entry, *found, count, created_at);
-      } else {
-        edit.remove_partitions(*entry, *found, count);
-      }
-      return reader.at_end() ? ok_status() : corrupted();
-    }
-    case RecordKind::group_created:
-    case RecordKind::group_deleted: {
-      uint32_t group_id = 0;
-      if (!reader.u32(stream_id) || !reader.u32(id) || !reader.u32(group_id)) break;
-      const bool create = static_cast<RecordKind>(kind) == RecordKind::group_created;
-      if (create && !reader.name(name)) break;
-      StreamEntry* const entry = stream();
-      const TopicEntry* const found = entry != nullptr ? topic(*entry) : nullptr;
-      if (found == nullptr) return corrupted();
-      const auto group = found->group(NameOrId::id(group_id));
-      if (create == group.ok()) return corrupted();
-      if (create) {
-        edit.add_group(*entry, *found, group_id, std::move(name));
-      } else {
-        edit.remove_group(*entry, *found, **group);
-      }
-      return reader.at_end() ? ok_status() : corrupted();
-    }
+      edit.add_topic(*stream, id, created_at, std::move(name), settings);
+      return true;
+    case RecordKind::topic_deleted:
+      if (topic == nullptr) return false;
+      edit.remove_topic(*stream, *topic);
+      return true;
+    default:
+      if (!reader.settings(settings) || !reader.name(name) || topic == nullptr) return false;
+      edit.update_topic(*stream, *topic, std::move(name), settings);
+      return true;
   }
-  return corrupted();
+}
+
+bool replay_partitions(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
+  uint32_t stream_id = 0;
+  uint32_t topic_id = 0;
+  uint32_t count = 0;
+  UnixMicros created_at = 0;
+  if (!reader.u32(stream_id) || !reader.u32(topic_id) || !reader.u32(count)) return false;
+  const bool create = kind == RecordKind::partitions_created;
+  if (create && !reader.u64(created_at)) return false;
+  StreamEntry* const stream = find_stream(edit, stream_id);
+  const TopicEntry* const topic = find_topic(stream, topic_id);
+  if (topic == nullptr || (!create && count > topic->partitions.size())) return false;
+  if (create) {
+    edit.add_partitions(*stream, *topic, count, created_at);
+  } else {
+    edit.remove_partitions(*stream, *topic, count);
+  }
+  return true;
+}
+
+bool replay_group(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
+  uint32_t stream_id = 0;
+  uint32_t topic_id = 0;
+  uint32_t id = 0;
+  std::string name;
+  if (!reader.u32(stream_id) || !reader.u32(topic_id) || !reader.u32(id)) return false;
+  const bool create = kind == RecordKind::group_created;
+  if (create && !reader.name(name)) return false;
+  StreamEntry* const stream = find_stream(edit, stream_id);
+  const TopicEntry* const topic = find_topic(stream, topic_id);
+  if (topic == nullptr) return false;
+  const auto group = topic->group(NameOrId::id(id));
+  if (create == group.ok()) return false;
+  if (create) {
+    edit.add_group(*stream, *topic, id, std::move(name));
+  } else {
+    edit.remove_group(*stream, *topic, **group);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
+  RecordReader reader(payload);
+  uint8_t kind_byte = 0;
+  if (!reader.u8(kind_byte)) return corrupted();
+  const auto kind = static_cast<RecordKind>(kind_byte);
+  bool replayed = false;
+  switch (kind) {
+    case RecordKind::stream_created:
+    case RecordKind::stream_deleted:
+    case RecordKind::stream_updated: replayed = replay_stream(kind, reader, edit); break;
+    case RecordKind::topic_created:
+    case RecordKind::topic_deleted:
+    case RecordKind::topic_updated: replayed = replay_topic(kind, reader, edit); break;
+    case RecordKind::partitions_created:
+    case RecordKind::partitions_deleted: replayed = replay_partitions(kind, reader, edit); break;
+    case RecordKind::group_created:
+    case RecordKind::group_deleted: replayed = replay_group(kind, reader, edit); break;
+  }
+  return replayed && reader.at_end() ? ok_status() : corrupted();
 }
 
 }  // namespace hark::core::internal

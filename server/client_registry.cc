@@ -1,0 +1,47 @@
+#include "server/client_registry.h"
+
+#include <algorithm>
+
+namespace hark::server {
+
+void ClientRegistry::add(const ClientInfo& client) {
+  std::lock_guard lock(mutex_);
+  clients_.insert_or_assign(client.client_id, client);
+}
+
+void ClientRegistry::set_user(uint32_t client_id, uint32_t user_id) {
+  std::lock_guard lock(mutex_);
+  const auto found = clients_.find(client_id);
+  if (found != clients_.end()) found->second.user_id = user_id;
+}
+
+void ClientRegistry::remove(uint32_t client_id) {
+  std::lock_guard lock(mutex_);
+  clients_.erase(client_id);
+}
+
+std::optional<ClientInfo> ClientRegistry::find(uint32_t client_id) const {
+  std::lock_guard lock(mutex_);
+  const auto found = clients_.find(client_id);
+  if (found == clients_.end()) return std::nullopt;
+  return found->second;
+}
+
+std::vector<ClientInfo> ClientRegistry::list() const {
+  std::vector<ClientInfo> clients;
+  {
+    std::lock_guard lock(mutex_);
+    clients.reserve(clients_.size());
+    for (const auto& [id, client] : clients_) clients.push_back(client);
+  }
+  std::sort(clients.begin(), clients.end(),
+            [](const ClientInfo& a, const ClientInfo& b) { return a.client_id < b.client_id; });
+  return clients;
+}
+
+uint32_t ClientRegistry::count() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<uint32_t>(clients_.size());
+}
+
+}  // namespace hark::server

@@ -1,0 +1,542 @@
+#include "server/config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+// toml++ is compiled into this file alone, without exceptions (hark code neither throws nor
+// catches): parse errors come back as a parse_result. The packaged shared library is built
+// with exceptions, so its header-only mode is used instead.
+#undef TOML_HEADER_ONLY
+#define TOML_HEADER_ONLY 1
+#undef TOML_SHARED_LIB
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+#include "io/socket.h"
+
+namespace hark::server {
+namespace {
+
+constexpr uint32_t shards_max = 1024;
+constexpr uint32_t connections_limit = 1'000'000;
+constexpr uint32_t parked_limit = 1'000'000;
+
+// One setting: its TOML key, flag and environment names, how to apply a value (an error line,
+// or empty when fine) and how to print the current one as a TOML value.
+struct Setting {
+  std::string_view key;
+  std::string_view flag;
+  std::string_view env;
+  std::string_view iggy_env;  // Empty when Iggy 0.8.0 has no such variable.
+  std::string_view help;
+  std::string (*apply)(ServerOptions& options, std::string_view value);
+  std::string (*print)(const ServerOptions& options);
+};
+
+std::string toml_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::optional<uint64_t> parse_number(std::string_view text, uint64_t min, uint64_t max) {
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (value < min || value > max) return std::nullopt;
+  return value;
+}
+
+std::string bad(std::string_view what, std::string_view value, std::string_view expected) {
+  return "invalid " + std::string(what) + " '" + std::string(value) + "': expected " +
+         std::string(expected);
+}
+
+std::string apply_address(std::string& target, std::string_view key, std::string_view value,
+                          bool allow_empty) {
+  if (value.empty() && allow_empty) {
+    target.clear();
+    return {};
+  }
+  if (!io::parse_address(value).ok()) {
+    return bad(key, value, "HOST:PORT with a numeric IPv4 host, [IPv6] or localhost");
+  }
+  target = std::string(value);
+  return {};
+}
+
+template <uint64_t Min, uint64_t Max, typename T>
+std::string apply_count(T& target, std::string_view key, std::string_view value) {
+  const std::optional<uint64_t> number = parse_number(value, Min, Max);
+  if (!number)
+    return bad(key, value, "a whole number " + std::to_string(Min) + ".." + std::to_string(Max));
+  target = static_cast<T>(*number);
+  return {};
+}
+
+std::string apply_duration(Duration& target, std::string_view key, std::string_view value,
+                           bool allow_zero) {
+  const std::optional<Duration> duration = parse_duration(value);
+  if (!duration || (!allow_zero && *duration == Duration(0))) {
+    return bad(key, value,
+               allow_zero ? "a duration such as 500us, 250ms, 5s, 2m, or 0"
+                          : "a duration above 0 such as 500us, 250ms, 5s, 2m");
+  }
+  target = *duration;
+  return {};
+}
+
+template <typename T>
+std::string apply_size(T& target, std::string_view key, std::string_view value, uint64_t min,
+                       uint64_t max) {
+  const std::optional<uint64_t> size = parse_size(value);
+  if (!size || *size < min || *size > max) {
+    return bad(key, value,
+               "a size in bytes " + std::to_string(min) + ".." + std::to_string(max) +
+                   " such as 1048576, 64KiB, 1GiB");
+  }
+  target = static_cast<T>(*size);
+  return {};
+}
+
+std::string_view durability_name(storage::Durability durability) {
+  switch (durability) {
+    case storage::Durability::never: return "never";
+    case storage::Durability::interval: return "interval";
+    case storage::Durability::always: return "always";
+  }
+  return "never";
+}
+
+std::string_view level_name(log::Level level) {
+  switch (level) {
+    case log::Level::debug: return "debug";
+    case log::Level::info: return "info";
+    case log::Level::warn: return "warn";
+    case log::Level::error: return "error";
+    case log::Level::off: return "off";
+  }
+  return "info";
+}
+
+// The table: every setting harkd has (docs/operations.md is generated from the same list by
+// hand; keep them in step).
+const Setting settings[] = {
+    {"server.address", "--address", "HARK_ADDRESS", "IGGY_TCP_ADDRESS",
+     "listen here on every shard (port 0: one free port for all)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_address(o.address, "server.address", v, false);
+     },
+     [](const ServerOptions& o) { return toml_string(o.address); }},
+    {"server.data_dir", "--data-dir", "HARK_DATA_DIR", "IGGY_SYSTEM_PATH",
+     "where metadata and partitions live",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       if (v.empty()) return "server.data_dir must not be empty";
+       o.data_directory = std::string(v);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(o.data_directory); }},
+    {"server.shards", "--shards", "HARK_SHARDS", "", "shard threads, 1..1024 (default: CPUs)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, shards_max>(o.shards_count, "server.shards", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.shards_count); }},
+    {"log.level", "--log-level", "HARK_LOG_LEVEL", "IGGY_SYSTEM_LOGGING_LEVEL",
+     "debug, info, warn, error or off",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       const std::optional<log::Level> level = log::parse_level(v);
+       if (!level) return bad("log.level", v, "debug, info, warn, error or off");
+       o.log_level = *level;
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(level_name(o.log_level)); }},
+    {"log.stats_interval", "--stats-interval", "HARK_STATS_INTERVAL", "",
+     "log the wait-path counters this often (0: only on SIGUSR1)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.stats_interval, "log.stats_interval", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.stats_interval)); }},
+    {"storage.durability", "--durability", "HARK_DURABILITY", "",
+     "never or interval (always is not implemented yet)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       if (v == "never") {
+         o.durability = storage::Durability::never;
+       } else if (v == "interval") {
+         o.durability = storage::Durability::interval;
+       } else if (v == "always") {
+         o.durability = storage::Durability::always;  // Refused once every source is read.
+       } else {
+         return bad("storage.durability", v, "never, interval or always");
+       }
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(durability_name(o.durability)); }},
+    {"storage.sync_interval", "--sync-interval", "HARK_SYNC_INTERVAL", "",
+     "with durability interval: fdatasync this often",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.sync_interval, "storage.sync_interval", v, false);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.sync_interval)); }},
+    {"storage.segment_size", "--segment-size", "HARK_SEGMENT_SIZE", "IGGY_SYSTEM_SEGMENT_SIZE",
+     "a segment file rolls past this size",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_size(o.segment_bytes, "storage.segment_size", v, 4096, UINT32_MAX);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.segment_bytes); }},
+    {"retention.max_age", "--retention-age", "HARK_RETENTION_AGE", "",
+     "delete sealed segments older than this (0: keep)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.retention_age, "retention.max_age", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.retention_age)); }},
+    {"retention.max_bytes", "--retention-bytes", "HARK_RETENTION_BYTES", "",
+     "delete sealed segments past this much per partition (0: keep)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_size(o.retention_bytes, "retention.max_bytes", v, 0, UINT64_MAX);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.retention_bytes); }},
+    {"polling.max_wait", "--max-wait", "HARK_MAX_WAIT", "",
+     "a poll's wait_timeout_us is clamped to this",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.max_wait, "polling.max_wait", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.max_wait)); }},
+    {"limits.connections_max", "--connections-max", "HARK_CONNECTIONS_MAX", "",
+     "open connections over all shards",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, connections_limit>(o.connections_max, "limits.connections_max", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.connections_max); }},
+    {"limits.send_payload_max", "--send-payload-max", "HARK_SEND_PAYLOAD_MAX", "",
+     "largest send_messages payload (bigger: 80 InvalidSizeBytes)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_size(o.frame_limits.send_max, "limits.send_payload_max", v, 1024, 1ull << 30);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.frame_limits.send_max); }},
+    {"limits.message_payload_max", "--message-payload-max", "HARK_MESSAGE_PAYLOAD_MAX", "",
+     "largest message payload (bigger: 4022 TooBigMessagePayload)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_size(o.message_payload_max, "limits.message_payload_max", v, 1, 64'000'000);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.message_payload_max); }},
+    {"limits.parked_polls_per_shard", "--parked-polls-per-shard", "HARK_PARKED_POLLS_PER_SHARD", "",
+     "parked polls one shard holds (full: 5 FeatureUnavailable)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, parked_limit>(o.parked_polls_per_shard_max,
+                                           "limits.parked_polls_per_shard", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.parked_polls_per_shard_max); }},
+    {"limits.parked_polls_total", "--parked-polls-total", "HARK_PARKED_POLLS_TOTAL", "",
+     "parked polls over all shards (full: 5 FeatureUnavailable)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, parked_limit>(o.parked_polls_total_max, "limits.parked_polls_total",
+                                           v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.parked_polls_total_max); }},
+    {"node.id", "--node-id", "HARK_NODE_ID", "", "this node's id",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<0, UINT32_MAX>(o.node_id, "node.id", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.node_id); }},
+    {"node.name", "--node-name", "HARK_NODE_NAME", "", "this node's name in cluster metadata",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       if (v.empty()) return "node.name must not be empty";
+       o.node_name = std::string(v);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(o.node_name); }},
+    {"node.cluster_name", "--cluster-name", "HARK_CLUSTER_NAME", "IGGY_CLUSTER_NAME",
+     "the cluster's name in cluster metadata",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       if (v.empty()) return "node.cluster_name must not be empty";
+       o.cluster_name = std::string(v);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(o.cluster_name); }},
+    {"node.advertised_address", "--advertised-address", "HARK_ADVERTISED_ADDRESS", "",
+     "HOST:PORT clients are told to use (empty: the bound address)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_address(o.advertised_address, "node.advertised_address", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(o.advertised_address); }},
+};
+
+const Setting* setting_of_key(std::string_view key) {
+  for (const Setting& setting : settings) {
+    if (setting.key == key) return &setting;
+  }
+  return nullptr;
+}
+
+const Setting* setting_of_flag(std::string_view flag) {
+  for (const Setting& setting : settings) {
+    if (setting.flag == flag) return &setting;
+  }
+  return nullptr;
+}
+
+ParsedFlags failed(std::string error) {
+  ParsedFlags parsed;
+  parsed.outcome = ParsedFlags::Outcome::error;
+  parsed.error = std::move(error);
+  return parsed;
+}
+
+// A TOML value as the text a flag would carry; nullopt for arrays, tables and floats.
+std::optional<std::string> text_of(const toml::node& node) {
+  if (const auto* text = node.as_string()) return text->get();
+  if (const auto* number = node.as_integer()) {
+    if (number->get() < 0) return std::nullopt;
+    return std::to_string(number->get());
+  }
+  if (const auto* flag = node.as_boolean()) return flag->get() ? "true" : "false";
+  return std::nullopt;
+}
+
+// Applies the file at `path`: every key must be a setting's.
+std::string apply_file(const std::string& path, ServerOptions& options) {
+  toml::parse_result parsed = toml::parse_file(path);
+  if (!parsed) {
+    std::ostringstream error;
+    error << "config file " << path << ": " << parsed.error().description() << " (line "
+          << parsed.error().source().begin.line << ")";
+    return error.str();
+  }
+  const toml::table& root = parsed.table();
+  for (const auto& [section_key, section] : root) {
+    const toml::table* table = section.as_table();
+    if (table == nullptr) {
+      return "config file " + path + ": unknown key '" + std::string(section_key.str()) +
+             "' (settings live in sections: [server], [storage], ...)";
+    }
+    for (const auto& [name, value] : *table) {
+      const std::string key = std::string(section_key.str()) + "." + std::string(name.str());
+      const Setting* setting = setting_of_key(key);
+      if (setting == nullptr) return "config file " + path + ": unknown key '" + key + "'";
+      const std::optional<std::string> text = text_of(value);
+      if (!text) return "config file " + path + ": " + key + " has a value of the wrong type";
+      std::string error = setting->apply(options, *text);
+      if (!error.empty()) return "config file " + path + ": " + error;
+    }
+  }
+  return {};
+}
+
+// Applies HARK_* and the matching IGGY_* variables (HARK_* wins where both are set).
+std::string apply_environment(std::span<const char* const> environment, ServerOptions& options,
+                              std::vector<std::string>& warnings) {
+  auto lookup = [&](std::string_view name) -> std::optional<std::string_view> {
+    if (name.empty()) return std::nullopt;
+    for (const char* entry : environment) {
+      const std::string_view text = entry;
+      if (text.size() > name.size() && text.starts_with(name) && text[name.size()] == '=') {
+        return text.substr(name.size() + 1);
+      }
+    }
+    return std::nullopt;
+  };
+  for (const Setting& setting : settings) {
+    std::optional<std::string_view> value = lookup(setting.env);
+    std::string_view source = setting.env;
+    if (!value) {
+      value = lookup(setting.iggy_env);
+      source = setting.iggy_env;
+    }
+    if (!value) continue;
+    std::string error = setting.apply(options, *value);
+    if (!error.empty()) return "environment " + std::string(source) + ": " + error;
+  }
+  for (const char* entry : environment) {
+    const std::string_view text = entry;
+    if (!text.starts_with("HARK_")) continue;
+    const std::string_view name = text.substr(0, text.find('='));
+    const bool known = name == "HARK_CONFIG" ||
+                       std::any_of(std::begin(settings), std::end(settings),
+                                   [&](const Setting& setting) { return setting.env == name; });
+    if (!known)
+      warnings.push_back("unknown environment variable " + std::string(name) + " (ignored)");
+  }
+  return {};
+}
+
+// A flag and its value, from "--flag value" or "--flag=value".
+struct FlagValue {
+  std::string_view name;
+  std::string_view value;
+};
+
+std::string split_flags(std::span<const char* const> args, std::vector<FlagValue>& flags,
+                        bool& help, bool& print) {
+  for (size_t i = 0; i < args.size(); i++) {
+    const std::string_view arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      help = true;
+      continue;
+    }
+    if (arg == "--print-config") {
+      print = true;
+      continue;
+    }
+    if (!arg.starts_with("--")) return "unexpected argument '" + std::string(arg) + "'";
+    FlagValue flag{arg, {}};
+    if (const size_t equals = arg.find('='); equals != std::string_view::npos) {
+      flag.name = arg.substr(0, equals);
+      flag.value = arg.substr(equals + 1);
+    } else if (i + 1 < args.size()) {
+      flag.value = args[++i];
+    } else {
+      return "flag '" + std::string(arg) + "' needs a value";
+    }
+    if (flag.name != "--config" && setting_of_flag(flag.name) == nullptr) {
+      return "unknown flag '" + std::string(flag.name) + "'";
+    }
+    flags.push_back(flag);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::optional<Duration> parse_duration(std::string_view text) {
+  if (text == "0") return Duration(0);
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') digits++;
+  if (digits == 0 || digits > 12) return std::nullopt;
+  const std::optional<uint64_t> number = parse_number(text.substr(0, digits), 0, UINT64_MAX);
+  if (!number) return std::nullopt;
+  const auto count = static_cast<int64_t>(*number);
+  const std::string_view unit = text.substr(digits);
+  if (unit == "us") return std::chrono::microseconds(count);
+  if (unit == "ms") return std::chrono::milliseconds(count);
+  if (unit == "s") return std::chrono::seconds(count);
+  if (unit == "m") return std::chrono::minutes(count);
+  if (unit == "h") return std::chrono::hours(count);
+  return std::nullopt;
+}
+
+std::string format_duration(Duration duration) {
+  using std::chrono::duration_cast;
+  const auto micros = duration_cast<std::chrono::microseconds>(duration).count();
+  if (micros == 0) return "0";
+  struct Unit {
+    int64_t micros;
+    const char* name;
+  };
+  for (const Unit unit :
+       {Unit{3'600'000'000, "h"}, Unit{60'000'000, "m"}, Unit{1'000'000, "s"}, Unit{1'000, "ms"}}) {
+    if (micros % unit.micros == 0) return std::to_string(micros / unit.micros) + unit.name;
+  }
+  return std::to_string(micros) + "us";
+}
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') digits++;
+  if (digits == 0 || digits > 19) return std::nullopt;
+  const std::optional<uint64_t> number = parse_number(text.substr(0, digits), 0, UINT64_MAX);
+  if (!number) return std::nullopt;
+  std::string_view unit = text.substr(digits);
+  if (unit.starts_with(' ')) unit.remove_prefix(1);
+  uint64_t multiplier = 0;
+  if (unit.empty() || unit == "B") multiplier = 1;
+  if (unit == "KB") multiplier = 1000;
+  if (unit == "MB") multiplier = 1000 * 1000;
+  if (unit == "GB") multiplier = 1000 * 1000 * 1000;
+  if (unit == "KiB") multiplier = 1ull << 10;
+  if (unit == "MiB") multiplier = 1ull << 20;
+  if (unit == "GiB") multiplier = 1ull << 30;
+  if (multiplier == 0 || *number > UINT64_MAX / multiplier) return std::nullopt;
+  return *number * multiplier;
+}
+
+ParsedFlags load_config(std::span<const char* const> args, std::span<const char* const> environment,
+                        uint32_t shards_default) {
+  ParsedFlags parsed;
+  parsed.options.shards_count = std::max<uint32_t>(1, std::min(shards_default, shards_max));
+  std::vector<FlagValue> flags;
+  bool help = false;
+  bool print = false;
+  std::string error = split_flags(args, flags, help, print);
+  if (help) {
+    parsed.outcome = ParsedFlags::Outcome::help;
+    return parsed;
+  }
+  if (!error.empty()) return failed(std::move(error));
+
+  std::string config_path;
+  for (const char* entry : environment) {
+    const std::string_view text = entry;
+    if (text.starts_with("HARK_CONFIG=")) config_path = std::string(text.substr(12));
+  }
+  for (const FlagValue& flag : flags) {
+    if (flag.name == "--config") config_path = std::string(flag.value);
+  }
+  if (!config_path.empty()) {
+    error = apply_file(config_path, parsed.options);
+    if (!error.empty()) return failed(std::move(error));
+  }
+  error = apply_environment(environment, parsed.options, parsed.warnings);
+  if (!error.empty()) return failed(std::move(error));
+  for (const FlagValue& flag : flags) {
+    if (flag.name == "--config") continue;
+    error = setting_of_flag(flag.name)->apply(parsed.options, flag.value);
+    if (!error.empty()) return failed(std::move(error));
+  }
+  if (parsed.options.durability == storage::Durability::always) {
+    return failed(
+        "storage.durability 'always' (commit after fdatasync) is not implemented by storage "
+        "yet: use 'interval' (fdatasync every storage.sync_interval) or 'never'");
+  }
+  if (print) parsed.outcome = ParsedFlags::Outcome::print;
+  return parsed;
+}
+
+ParsedFlags parse_flags(std::span<const char* const> args, uint32_t shards_default) {
+  return load_config(args, {}, shards_default);
+}
+
+std::string print_config(const ServerOptions& options) {
+  std::string out = "# harkd's effective configuration (docs/operations.md)\n";
+  std::string_view section;
+  for (const Setting& setting : settings) {
+    const size_t dot = setting.key.find('.');
+    const std::string_view this_section = setting.key.substr(0, dot);
+    if (this_section != section) {
+      section = this_section;
+      out += "\n[" + std::string(section) + "]\n";
+    }
+    out += std::string(setting.key.substr(dot + 1)) + " = " + setting.print(options) + "\n";
+  }
+  return out;
+}
+
+std::string usage() {
+  std::string out =
+      "usage: harkd [flags]\n"
+      "\n"
+      "hark's server: Apache Iggy 0.8.0's classic TCP protocol, with deferred-response\n"
+      "polling (wait_timeout_us). Prints 'harkd listening on HOST:PORT' when ready;\n"
+      "SIGTERM or SIGINT stops it (parked polls are answered empty first); SIGUSR1 logs the\n"
+      "wait-path counters. Precedence: flags > HARK_* / IGGY_* environment > --config file >\n"
+      "defaults (docs/operations.md). Durations: 500us, 250ms, 5s, 2m, 1h. Sizes: 1048576,\n"
+      "64KiB, 1GiB.\n"
+      "\n"
+      "  --config FILE                   a TOML file (also HARK_CONFIG)\n"
+      "  --print-config                  print the effective configuration and exit\n"
+      "  --help                          print this and exit\n";
+  for (const Setting& setting : settings) {
+    std::string flag = "  " + std::string(setting.flag) + " VALUE";
+    flag.resize(std::max<size_t>(flag.size() + 1, 34), ' ');
+    out += flag + std::string(setting.help) + "\n";
+  }
+  return out;
+}
+
+}  // namespace hark::server

@@ -1,0 +1,159 @@
+// Covers harkd's configuration loader: precedence (flags > environment > file > defaults), the
+// IGGY_* names, unknown keys named in the error, bad values, durability "always" refused,
+// --print-config's TOML read back to the same options, and the duration and size syntax.
+#include "server/config.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace hark::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A TOML file in $TMPDIR, removed with the object.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    const char* tmp = getenv("TMPDIR");
+    path_ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/hark-config-XXXXXX";
+    const int fd = mkstemp(path_.data());
+    EXPECT_GE(fd, 0);
+    close(fd);
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+ParsedFlags load(std::vector<const char*> args, std::vector<const char*> environment = {}) {
+  return load_config(args, environment, 4);
+}
+
+TEST(LoadConfig, FlagsBeatEnvironmentWhichBeatsTheFileWhichBeatsDefaults) {
+  const TempFile file(
+      "[server]\nshards = 3\naddress = \"127.0.0.1:7000\"\ndata_dir = \"/from/file\"\n"
+      "[polling]\nmax_wait = \"2m\"\n");
+  const ParsedFlags parsed = load({"--config", file.path().c_str(), "--shards", "5"},
+                                  {"HARK_SHARDS=6", "HARK_ADDRESS=127.0.0.1:7001", "OTHER=1"});
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::run) << parsed.error;
+  EXPECT_EQ(parsed.options.shards_count, 5u);              // Flag over env and file.
+  EXPECT_EQ(parsed.options.address, "127.0.0.1:7001");     // Env over file.
+  EXPECT_EQ(parsed.options.data_directory, "/from/file");  // File over default.
+  EXPECT_EQ(parsed.options.max_wait, 2min);
+  EXPECT_EQ(parsed.options.connections_max, 10'000u);  // Default.
+}
+
+TEST(LoadConfig, IggyNamesApplyAndHarkNamesWinOverThem) {
+  const ParsedFlags iggy = load({}, {"IGGY_TCP_ADDRESS=127.0.0.1:8091", "IGGY_SYSTEM_PATH=/x"});
+  ASSERT_EQ(iggy.outcome, ParsedFlags::Outcome::run) << iggy.error;
+  EXPECT_EQ(iggy.options.address, "127.0.0.1:8091");
+  EXPECT_EQ(iggy.options.data_directory, "/x");
+  const ParsedFlags both =
+      load({}, {"IGGY_TCP_ADDRESS=127.0.0.1:8091", "HARK_ADDRESS=127.0.0.1:8092"});
+  EXPECT_EQ(both.options.address, "127.0.0.1:8092");
+}
+
+TEST(LoadConfig, TheConfigFileMayBeNamedByTheEnvironment) {
+  const TempFile file("[limits]\nconnections_max = 12\n");
+  const std::string variable = "HARK_CONFIG=" + file.path();
+  const ParsedFlags parsed = load({}, {variable.c_str()});
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::run) << parsed.error;
+  EXPECT_EQ(parsed.options.connections_max, 12u);
+}
+
+TEST(LoadConfig, UnknownKeysAreErrorsNamingTheKey) {
+  const TempFile file("[server]\nshards = 2\nshard_count = 3\n");
+  const ParsedFlags parsed = load({"--config", file.path().c_str()});
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(parsed.error.find("unknown key 'server.shard_count'"), std::string::npos)
+      << parsed.error;
+  const TempFile top("shards = 2\n");
+  EXPECT_EQ(load({"--config", top.path().c_str()}).outcome, ParsedFlags::Outcome::error);
+  const TempFile section("[nope]\nx = 1\n");
+  const ParsedFlags unknown_section = load({"--config", section.path().c_str()});
+  EXPECT_NE(unknown_section.error.find("'nope.x'"), std::string::npos) << unknown_section.error;
+}
+
+TEST(LoadConfig, MalformedFilesAndBadValuesAreErrors) {
+  const TempFile broken("[server\nshards = 2\n");
+  EXPECT_EQ(load({"--config", broken.path().c_str()}).outcome, ParsedFlags::Outcome::error);
+  EXPECT_EQ(load({"--config", "/nonexistent/harkd.toml"}).outcome, ParsedFlags::Outcome::error);
+  const TempFile wrong_type("[server]\nshards = [1, 2]\n");
+  EXPECT_EQ(load({"--config", wrong_type.path().c_str()}).outcome, ParsedFlags::Outcome::error);
+  const ParsedFlags bad_env = load({}, {"HARK_MAX_WAIT=30"});
+  ASSERT_EQ(bad_env.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(bad_env.error.find("HARK_MAX_WAIT"), std::string::npos) << bad_env.error;
+  EXPECT_EQ(load({"--max-wait", "5 s"}).outcome, ParsedFlags::Outcome::error);
+  EXPECT_EQ(load({"--segment-size", "1TiB"}).outcome, ParsedFlags::Outcome::error);
+  EXPECT_EQ(load({"--durability", "sometimes"}).outcome, ParsedFlags::Outcome::error);
+}
+
+TEST(LoadConfig, UnknownHarkVariablesAreWarnings) {
+  const ParsedFlags parsed = load({}, {"HARK_SHRADS=2"});
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::run) << parsed.error;
+  ASSERT_EQ(parsed.warnings.size(), 1u);
+  EXPECT_NE(parsed.warnings[0].find("HARK_SHRADS"), std::string::npos);
+}
+
+TEST(LoadConfig, DurabilityAlwaysIsRefusedWithAClearMessage) {
+  const ParsedFlags parsed = load({"--durability", "always"});
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(parsed.error.find("not implemented"), std::string::npos) << parsed.error;
+  const ParsedFlags interval = load({"--durability=interval", "--sync-interval", "250ms"});
+  ASSERT_EQ(interval.outcome, ParsedFlags::Outcome::run) << interval.error;
+  EXPECT_EQ(interval.options.durability, storage::Durability::interval);
+  EXPECT_EQ(interval.options.sync_interval, 250ms);
+}
+
+TEST(LoadConfig, PrintedConfigReadsBackToTheSameOptions) {
+  const ParsedFlags parsed =
+      load({"--print-config", "--max-wait", "1500ms", "--segment-size", "64MiB", "--node-name",
+            "n\"1", "--retention-age", "2h", "--stats-interval", "500us"});
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::print) << parsed.error;
+  const TempFile printed(print_config(parsed.options));
+  const ParsedFlags again = load({"--config", printed.path().c_str()});
+  ASSERT_EQ(again.outcome, ParsedFlags::Outcome::run) << again.error;
+  EXPECT_EQ(print_config(again.options), print_config(parsed.options));
+  EXPECT_EQ(again.options.max_wait, 1500ms);
+  EXPECT_EQ(again.options.segment_bytes, 64u << 20);
+  EXPECT_EQ(again.options.node_name, "n\"1");
+  EXPECT_EQ(again.options.retention_age, 2h);
+}
+
+TEST(ParseDuration, TakesUnitsAndZeroOnly) {
+  EXPECT_EQ(parse_duration("500us"), std::optional<Duration>(500us));
+  EXPECT_EQ(parse_duration("250ms"), std::optional<Duration>(250ms));
+  EXPECT_EQ(parse_duration("5s"), std::optional<Duration>(5s));
+  EXPECT_EQ(parse_duration("2m"), std::optional<Duration>(2min));
+  EXPECT_EQ(parse_duration("0"), std::optional<Duration>(Duration(0)));
+  for (const char* bad : {"", "5", "s", "5 s", "-1s", "1.5s", "5sec", "10d"}) {
+    EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(format_duration(1500ms), "1500ms");
+  EXPECT_EQ(format_duration(120s), "2m");
+  EXPECT_EQ(format_duration(Duration(0)), "0");
+}
+
+TEST(ParseSize, TakesBytesAndBinaryOrDecimalUnits) {
+  EXPECT_EQ(parse_size("1048576"), std::optional<uint64_t>(1048576));
+  EXPECT_EQ(parse_size("64KiB"), std::optional<uint64_t>(65536));
+  EXPECT_EQ(parse_size("1 GiB"), std::optional<uint64_t>(1ull << 30));
+  EXPECT_EQ(parse_size("10MB"), std::optional<uint64_t>(10'000'000));
+  for (const char* bad : {"", "MiB", "1.5GiB", "1 TiB", "99999999999999999999"}) {
+    EXPECT_FALSE(parse_size(bad).has_value()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace hark::server
