@@ -1,8 +1,9 @@
 // Covers build/bin/hark end to end against a real harkd (tests/e2e/harkd_process.h: 2 shards,
 // a temporary data directory, an ephemeral loopback port): messages produced are consumed,
 // a consume parked in its wait receives a message produced after it started, --follow ends
-// cleanly on SIGINT while its poll is parked, server errors print Iggy's name and code, and
-// the address comes from the environment. Every hark runs as a child process with exactly
+// cleanly on SIGINT while its poll is parked, a group member stores its own offsets without
+// auto-commit, server errors print Iggy's name and code, and the address comes from the
+// environment. Every hark runs as a child process with exactly
 // the environment the test gives it.
 #include <signal.h>
 
@@ -102,6 +103,19 @@ TEST_F(CliEndToEnd, AWaitingConsumeReceivesAMessageProducedAfterItStarted) {
   const ChildResult result = consumer.wait(command_timeout);
   EXPECT_TRUE(result.exited && result.status == 0) << result.err;
   EXPECT_EQ(result.out, "late\n");
+}
+
+TEST_F(CliEndToEnd, AGroupMemberReadsEachMessageOnceWithoutAutoCommit) {
+  create_topic();
+  run_ok({"produce", "orders", "events", "zero", "--partition", "0"});
+  run_ok({"produce", "orders", "events", "one", "--partition", "1"});
+  EXPECT_EQ(run_ok({"group", "create", "orders", "events", "workers"}),
+            "created consumer group 'workers' (id 0) on topic events of stream orders\n");
+  // The member is answered from either partition; it stores each batch's offset itself.
+  std::string out = run_ok(
+      {"consume", "orders", "events", "--group", "workers", "--no-auto-commit", "--wait", "500ms"});
+  EXPECT_TRUE(out == "zero\none\n" || out == "one\nzero\n") << out;
+  EXPECT_EQ(run_ok({"consume", "orders", "events", "--group", "workers", "--wait", "200ms"}), "");
 }
 
 TEST_F(CliEndToEnd, FollowEndsCleanlyOnSigintWhileItsPollIsParked) {
