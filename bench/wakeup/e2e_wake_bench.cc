@@ -10,11 +10,21 @@
 //          carrying that time in its payload. latency = poll returned - sent, which covers
 //          the producer's send, harkd's append, the wake (across shards when the partition's
 //          owner is not the consumer connection's shard) and the poll response.
+//   ping   a client sends PING to harkd every `gap` and reads the answer: harkd's own request
+//          round trip, the floor under the wake (which adds the append and the wake itself).
+//   timeout  the consumer polls past the end of partition 0 with a 10 ms wait, one poll after
+//          another: overshoot = answered - sent - 10 ms, as a client sees it (it includes one
+//          loopback round trip; the contract's ≤ 1 ms p99 is for the server's timer). Each
+//          poll is followed by a plain client sleep_for(10 ms), whose overshoot is the
+//          machine's own scheduling noise at the same moments.
 // The echo message is as long as the producer's send frame, so both move the same bytes out.
-// Loopback only, bounded loops; the first 5 % of each run are warm-up and not counted.
-// Usage: hark_e2e_wake_bench [--smoke] [--count N] [--shards N] [--harkd PATH]
-// (--shards 1 puts producer, partition and consumer on one shard: the zero-hop floor.)
-//   (smoke: 20 iterations, for the bench-smoke ctest label; PATH defaults to the built harkd)
+// Loopback only, bounded loops. Echo and wake alternate in 10 blocks (1 with --smoke); the
+// first 5 % of each block are warm-up and not counted.
+// Usage: hark_e2e_wake_bench [--smoke] [--count N] [--shards N] [--gap-us N] [--harkd PATH]
+//   (smoke: 20 iterations, for the bench-smoke ctest label; shards: harkd's, default 2 (1
+//   keeps every hop on one shard); gap: the idle time before each message, default 1000 µs
+//   (the wake scenario with a gap shorter than harkd's answer measures less than a park);
+//   PATH defaults to the built harkd)
 #include <poll.h>
 #include <unistd.h>
 
@@ -46,7 +56,8 @@ namespace {
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr auto gap = 1ms;
+// The idle time before each message; --gap-us changes it (0: back to back).
+std::chrono::microseconds gap = 1ms;
 constexpr auto poll_wait = 1s;
 
 double micros_between(SteadyClock::time_point from, SteadyClock::time_point to) {
@@ -120,7 +131,7 @@ std::vector<double> measure_echo(int count, size_t size) {
     std::vector<std::byte> message(size, std::byte{0x5a});
     std::vector<std::byte> echoed(size);
     for (int i = 0; i < count; i++) {
-      std::this_thread::sleep_for(gap);
+      if (gap.count() > 0) std::this_thread::sleep_for(gap);
       const auto sent = SteadyClock::now();
       if (!write_all(client, message.data(), size) || !read_all(client, echoed.data(), size)) {
         std::fprintf(stderr, "echo: connection failed\n");
@@ -236,7 +247,7 @@ WakeRun measure_wake(const std::string& address, int count) {
   for (int i = 0; i < count; i++) {
     for (int seen = received.load(); seen < i; seen = received.load()) received.wait(seen);
     if (received.load() >= count) break;  // The consumer gave up.
-    std::this_thread::sleep_for(gap);
+    if (gap.count() > 0) std::this_thread::sleep_for(gap);
     const protocol::Bytes payload = stamp_payload(SteadyClock::now());
     const protocol::OutgoingMessage message{.payload = payload};
     const Status sent = (*producer)->send_messages(target(), {&message, 1});
@@ -253,6 +264,71 @@ WakeRun measure_wake(const std::string& address, int count) {
   return run;
 }
 
+// PING round trips to harkd, one every `gap`.
+std::vector<double> measure_ping(const std::string& address, int count, bool& failed) {
+  std::vector<double> samples;
+  auto client = connect(address);
+  if (!client.ok()) {
+    failed = true;
+    return samples;
+  }
+  for (int i = 0; i < count; i++) {
+    if (gap.count() > 0) std::this_thread::sleep_for(gap);
+    const auto sent = SteadyClock::now();
+    if (!(*client)->ping().ok()) {
+      std::fprintf(stderr, "ping: failed\n");
+      failed = true;
+      break;
+    }
+    samples.push_back(micros_between(sent, SteadyClock::now()));
+  }
+  return samples;
+}
+
+constexpr auto timeout_wait = 10ms;
+
+struct TimeoutRun {
+  std::vector<double> overshoot_us;        // Of the polls.
+  std::vector<double> sleep_overshoot_us;  // Of a plain sleep_for(timeout_wait) in between.
+  bool failed = false;                     // A poll did not time out empty.
+};
+
+// Timed-out polls, one after another on one connection, each followed by a client-side sleep
+// of the same length: the machine's own scheduling noise, measured alongside.
+TimeoutRun measure_timeouts(const std::string& address, int count) {
+  TimeoutRun run;
+  auto consumer = connect(address);
+  if (!consumer.ok()) {
+    run.failed = true;
+    return run;
+  }
+  const double wait_us = std::chrono::duration<double, std::micro>(timeout_wait).count();
+  protocol::PollMessagesRequest request;
+  request.consumer = {protocol::ConsumerKind::consumer, protocol::Identifier::numeric(2)};
+  request.stream_id = protocol::Identifier::numeric(0);
+  request.topic_id = protocol::Identifier::numeric(0);
+  request.partition_id = 0;
+  request.strategy = {protocol::PollingKind::offset, 1'000'000'000'000};  // Far past the end.
+  request.count = 1;
+  request.wait_timeout_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(timeout_wait).count();
+  for (int i = 0; i < count; i++) {
+    const auto sent = SteadyClock::now();
+    const Result<client::PolledMessages> polled = (*consumer)->poll_messages(request);
+    const auto answered = SteadyClock::now();
+    if (!polled.ok() || polled->messages().count() != 0) {
+      std::fprintf(stderr, "timeout: the poll did not time out empty\n");
+      run.failed = true;
+      break;
+    }
+    run.overshoot_us.push_back(micros_between(sent, answered) - wait_us);
+    const auto slept = SteadyClock::now();
+    std::this_thread::sleep_for(timeout_wait);
+    run.sleep_overshoot_us.push_back(micros_between(slept, SteadyClock::now()) - wait_us);
+  }
+  return run;
+}
+
 Status create_topic(const std::string& address) {
   HARK_TRY_ASSIGN(auto admin, connect(address));
   const auto stream = admin->create_stream({.name = "bench"});
@@ -264,6 +340,65 @@ Status create_topic(const std::string& address) {
   const auto topic = admin->create_topic(request);
   if (!topic.ok()) return topic.error();
   return ok_status();
+}
+
+// Everything one run measures.
+struct Results {
+  std::vector<double> echo_us;
+  std::vector<double> ping_us;
+  std::vector<double> wake_us;
+  uint64_t empty_polls = 0;
+  TimeoutRun timeouts;
+  bool failed = false;
+};
+
+// Echo, ping and wake alternate in blocks, so a neighbour's load on this shared machine weighs
+// on all of them the same way and their ratios stay meaningful; the timeouts come last.
+Results measure_all(const std::string& address, int count, bool smoke) {
+  Results results;
+  const size_t size = send_frame_size();
+  const int blocks = smoke ? 1 : 10;
+  const auto append = [](std::vector<double>& to, std::vector<double> block) {
+    block = without_warmup(std::move(block));
+    to.insert(to.end(), block.begin(), block.end());
+  };
+  for (int block = 0; block < blocks && !results.failed; block++) {
+    append(results.echo_us, measure_echo(count / blocks, size));
+    bool ping_failed = false;
+    append(results.ping_us, measure_ping(address, count / blocks, ping_failed));
+    WakeRun wake = measure_wake(address, count / blocks);
+    append(results.wake_us, std::move(wake.latency_us));
+    results.empty_polls += wake.empty_polls;
+    results.failed = ping_failed || wake.failed;
+  }
+  results.timeouts = measure_timeouts(address, smoke ? 5 : count / 4);
+  results.timeouts.overshoot_us = without_warmup(std::move(results.timeouts.overshoot_us));
+  results.timeouts.sleep_overshoot_us =
+      without_warmup(std::move(results.timeouts.sleep_overshoot_us));
+  results.failed = results.failed || results.timeouts.failed || results.echo_us.empty() ||
+                   results.wake_us.empty() || results.timeouts.overshoot_us.empty();
+  return results;
+}
+
+void print_results(Results& results, uint32_t shards, bool smoke) {
+  const std::string gap_note = "gap " + std::to_string(gap.count()) + " µs";
+  const Percentiles echo = summarize(results.echo_us);
+  const Percentiles wake = summarize(results.wake_us);
+  print_header();
+  print_row("echo (loopback TCP round trip)", echo,
+            std::to_string(send_frame_size()) + "-byte messages, " + gap_note);
+  print_row("ping (harkd request round trip)", summarize(results.ping_us), gap_note);
+  print_row("wake (send -> parked poll returns)", wake,
+            "harkd " + std::to_string(shards) + " shards, wait 1 s, next + auto-commit; " +
+                std::to_string(results.empty_polls) + " empty");
+  print_row("timeout 10 ms: answered - sent - wait", summarize(results.timeouts.overshoot_us),
+            "client side: includes one loopback round trip");
+  print_row("client sleep_for(10 ms) overshoot", summarize(results.timeouts.sleep_overshoot_us),
+            "this machine's scheduling noise, same moments");
+  if (echo.p50 > 0) {
+    std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake.p50 / echo.p50,
+                smoke ? "  [smoke: too few samples to mean anything]" : "");
+  }
 }
 
 }  // namespace
@@ -282,12 +417,15 @@ int main(int argc, char** argv) {
       count = 20;
     } else if (arg == "--count" && i + 1 < argc) {
       count = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--gap-us" && i + 1 < argc) {
+      bench::gap = std::chrono::microseconds(std::max(0, std::atoi(argv[++i])));
     } else if (arg == "--shards" && i + 1 < argc) {
       shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else if (arg == "--harkd" && i + 1 < argc) {
       harkd_path = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--smoke] [--count N] [--shards N] [--harkd PATH]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--smoke] [--count N] [--shards N] [--gap-us N] [--harkd PATH]\n",
                    argv[0]);
       return 2;
     }
@@ -307,31 +445,13 @@ int main(int argc, char** argv) {
                  std::string(error_name(created.error())).c_str());
     return 1;
   }
-
-  const size_t size = bench::send_frame_size();
-  std::vector<double> echo = bench::without_warmup(bench::measure_echo(count, size));
-  bench::WakeRun wake = bench::measure_wake(harkd.address(), count);
-  std::vector<double> wake_samples = bench::without_warmup(std::move(wake.latency_us));
+  bench::Results results = bench::measure_all(harkd.address(), count, smoke);
   const test::ProcessExit exit = harkd.stop();
-
-  const bench::Percentiles echo_p = bench::summarize(echo);
-  const bench::Percentiles wake_p = bench::summarize(wake_samples);
-  bench::print_header();
-  char notes[160];
-  std::snprintf(notes, sizeof notes, "%zu-byte messages, gap 1 ms", size);
-  bench::print_row("echo (loopback TCP round trip)", echo_p, notes);
-  std::snprintf(notes, sizeof notes, "harkd %u shards, wait 1 s, next + auto-commit; %llu empty",
-                shards, static_cast<unsigned long long>(wake.empty_polls));
-  bench::print_row("wake (send -> parked poll returns)", wake_p, notes);
-  if (echo_p.p50 > 0) {
-    std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake_p.p50 / echo_p.p50,
-                smoke ? "  [smoke: too few samples to mean anything]" : "");
-  }
+  bench::print_results(results, shards, smoke);
   if (!exit.clean()) {
     std::fprintf(stderr, "harkd did not stop cleanly: %s\n%s", test::describe(exit).c_str(),
                  harkd.stderr_tail().c_str());
     return 1;
   }
-  const bool complete = !wake.failed && echo_p.count > 0 && wake_p.count > 0;
-  return complete ? 0 : 1;
+  return results.failed ? 1 : 0;
 }

@@ -1,8 +1,8 @@
 // Covers harkd's basic commands through the client library against a real harkd with 2 shards:
 // streams and topics are created and read back (0-based ids), sends land by partition id, key
 // and round robin, and the classic errors come back as Iggy's codes (store on an empty
-// partition 4100, unknown partition 3007, unauthenticated 40, bad credentials 42,
-// unsupported commands 5).
+// partition 4100, unknown partition 3007, unauthenticated 40, bad credentials 42, an
+// unsupported command 5); named consumers are XXH32 ids. Restarts: restart_test.cc.
 #include <set>
 #include <string>
 #include <vector>
@@ -119,6 +119,31 @@ TEST_F(HarkdCommands, BalancedSendsFromOneConnectionGoRoundRobin) {
   for (uint32_t p = 0; p < 3; p++) {
     EXPECT_EQ(partition_payloads(p).size(), 2u) << "partition " << p;
   }
+}
+
+TEST_F(HarkdCommands, ANamedConsumerIsTheConsumerWhoseIdIsTheXxh32OfItsName) {
+  create_stream_and_topic(1);
+  ASSERT_TRUE(send_text(0, "a").ok());
+  ASSERT_TRUE(send_text(0, "b").ok());
+  protocol::PollMessagesRequest named = poll_request(0, 0, next_strategy(), 1, 0us, true);
+  named.consumer.id = *Identifier::named("alice");
+  const auto first = admin_->poll_messages(named);
+  ASSERT_TRUE(first.ok()) << error_name(first.error());
+  EXPECT_EQ(payloads_of(first->messages()), std::vector<std::string>{"a"});
+
+  // Iggy 0.8.0 turns a named consumer into XXH32(name): the numeric id sees the same offset.
+  const uint32_t id = protocol::consumer_id_of_name("alice");
+  const auto stored = admin_->get_consumer_offset(
+      {.consumer = {protocol::ConsumerKind::consumer, Identifier::numeric(id)},
+       .stream_id = Identifier::numeric(0),
+       .topic_id = Identifier::numeric(0),
+       .partition_id = 0});
+  ASSERT_TRUE(stored.ok()) << error_name(stored.error());
+  ASSERT_TRUE(stored->has_value());
+  EXPECT_EQ((*stored)->stored_offset, 0u);
+  const auto next = admin_->poll_messages(poll_request(id, 0, next_strategy(), 10, 0us));
+  ASSERT_TRUE(next.ok()) << error_name(next.error());
+  EXPECT_EQ(payloads_of(next->messages()), std::vector<std::string>{"b"});
 }
 
 TEST_F(HarkdCommands, StoringAnOffsetOnAnEmptyPartitionIsInvalidOffset) {

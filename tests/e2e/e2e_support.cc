@@ -173,6 +173,19 @@ bool RawConnection::readable_now() const {
   return ::poll(&readable, 1, 0) > 0;
 }
 
+bool RawConnection::closed_by_peer(SteadyClock::time_point deadline) {
+  while (true) {
+    pollfd readable{.fd = fd_, .events = POLLIN, .revents = 0};
+    const int ready = ::poll(&readable, 1, milliseconds_until(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    std::byte byte{};
+    const ssize_t got = ::recv(fd_, &byte, 1, 0);
+    if (got < 0 && errno == EINTR) continue;
+    return got == 0 || (got < 0 && errno == ECONNRESET);
+  }
+}
+
 void RawConnection::shutdown() {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
 }
@@ -220,9 +233,11 @@ AsyncPoll::AsyncPoll(RawConnection& connection, const protocol::PollMessagesRequ
 }
 
 void AsyncPoll::send(const protocol::PollMessagesRequest& request) {
-  // The thread gives up well after the poll's own wait: harkd answers at the wait's end.
+  // The thread gives up well after the poll's own wait (harkd answers at the wait's end), or
+  // after an hour for a wait beyond that (harkd clamps it to its max_wait, 30 s by default).
+  const uint64_t wait_us = std::min<uint64_t>(request.wait_timeout_us, 3'600'000'000ull);
   const auto answer_within = std::chrono::ceil<std::chrono::milliseconds>(
-                                 std::chrono::microseconds(request.wait_timeout_us)) +
+                                 std::chrono::microseconds(static_cast<int64_t>(wait_us))) +
                              30s;
   const protocol::Bytes frame = request_frame(request);
   sent_at_ = SteadyClock::now();
@@ -261,17 +276,28 @@ void AsyncPoll::finish() {
 
 // HarkdTest.
 
-void HarkdTest::SetUp() {
+HarkdProcess::Options HarkdTest::harkd_options() const {
   HarkdProcess::Options options;
   options.harkd_path = harkd_path();
   options.shards_count = shards_count;
-  ASSERT_TRUE(harkd_.start(options)) << harkd_.error_text() << "\nharkd stderr:\n"
-                                     << harkd_.stderr_tail();
+  return options;
+}
+
+void HarkdTest::SetUp() {
+  ASSERT_TRUE(harkd_.start(harkd_options())) << harkd_.error_text() << "\nharkd stderr:\n"
+                                             << harkd_.stderr_tail();
   admin_ = connect_client();
   ASSERT_NE(admin_, nullptr);
 }
 
 void HarkdTest::TearDown() {
+  // Every test ends with a clean stop: a crash, a sanitizer report (they abort) or a hang in
+  // harkd during the test shows up here even when the test's own answers looked right.
+  admin_.reset();
+  if (harkd_.running()) {
+    const ProcessExit exit = harkd_.stop();
+    EXPECT_TRUE(exit.clean()) << "harkd " << describe(exit);
+  }
   if (HasFailure()) {
     std::cerr << "---- harkd stderr (last 40 lines) ----\n"
               << harkd_.stderr_tail() << "---- end of harkd stderr ----\n";

@@ -91,6 +91,9 @@ class RawConnection {
                                       std::chrono::milliseconds timeout = at_once_bound);
   // True if a byte (or end of stream) can be read now: harkd answered or closed.
   bool readable_now() const;
+  // True if harkd closes the connection (end of stream or reset) before `deadline` without
+  // sending anything first; false on data or a timeout.
+  bool closed_by_peer(SteadyClock::time_point deadline);
   void shutdown();
   void close();
   bool is_open() const { return fd_ >= 0; }
@@ -147,13 +150,16 @@ class AsyncPoll {
   std::thread thread_;
 };
 
-// One harkd (2 shards) per test; on failure the test's report ends with harkd's stderr.
+// One harkd (2 shards) per test, stopped with SIGTERM at the end of the test, which must exit 0;
+// on failure the test's report ends with harkd's stderr.
 class HarkdTest : public ::testing::Test {
  protected:
   static constexpr uint32_t shards_count = 2;
 
   void SetUp() override;
   void TearDown() override;
+  // How this fixture's harkd runs; by default 2 shards and nothing else.
+  virtual HarkdProcess::Options harkd_options() const;
 
   // A client connected and logged in as iggy/iggy (fails the test otherwise).
   std::unique_ptr<client::Client> connect_client();

@@ -3,12 +3,14 @@
 // answered on threads of their own (AsyncPoll) while the test produces, purges, deletes or
 // stops harkd on others. "Not answered yet" is asserted after settle_time (no signal says
 // "parked"); "answered at once" means within at_once_bound, far below every wait used; timing
-// bounds are generous (late_bound). Not tested: the max_wait clamp (30 s default; a test would
-// take 30 s), consumer-group rebalance (harkd has no groups yet).
+// bounds are generous (late_bound). The max_wait clamp runs with --max-wait 300ms. Consumer
+// groups: commands_groups_test.cc.
 #include <signal.h>
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,6 +75,48 @@ TEST_F(LongPoll, AParkedPollIsWokenByASendOnAnotherConnection) {
     EXPECT_EQ(outcome.offsets, std::vector<uint64_t>{0});
     EXPECT_EQ(outcome.payloads, std::vector<std::string>{payload});
   }
+}
+
+TEST_F(LongPoll, EveryStrategyParksOnAnEmptyPartitionAndOneSendWakesThemAll) {
+  create_stream_and_topic(1);
+  // On an empty partition every strategy wants offset 0 (timestamp 0: the next offset written).
+  const protocol::PollingStrategy strategies[] = {
+      next_strategy(),        offset_strategy(0),          {PollingKind::first, 0},
+      {PollingKind::last, 0}, {PollingKind::timestamp, 0},
+  };
+  std::vector<std::unique_ptr<AsyncPoll>> polls;
+  for (uint32_t i = 0; i < std::size(strategies); i++) {
+    polls.push_back(std::make_unique<AsyncPoll>(
+        address(), poll_request(20 + i, 0, strategies[i], 10, long_wait)));
+  }
+  std::this_thread::sleep_for(settle_time);
+  for (uint32_t i = 0; i < polls.size(); i++) {
+    ASSERT_FALSE(polls[i]->answered()) << "strategy kind " << int(strategies[i].kind);
+  }
+  ASSERT_TRUE(send_text(0, "woken").ok());
+  for (uint32_t i = 0; i < polls.size(); i++) {
+    SCOPED_TRACE("strategy kind " + std::to_string(int(strategies[i].kind)));
+    const PollOutcome& outcome = polls[i]->wait(at_once_bound);
+    ASSERT_TRUE(outcome.answered);
+    EXPECT_EQ(outcome.status, 0u);
+    EXPECT_EQ(outcome.offsets, std::vector<uint64_t>{0});
+    EXPECT_EQ(outcome.payloads, std::vector<std::string>{"woken"});
+  }
+}
+
+TEST_F(LongPoll, TheLargestWaitIsClampedNotOverflowed) {
+  create_stream_and_topic(1);
+  // u64::MAX µs: a deadline computed without saturation would wrap into the past and answer
+  // at once; clamped to max_wait (30 s) the poll parks and a send wakes it.
+  protocol::PollMessagesRequest request = poll_request(1, 0, next_strategy(), 10, 0us);
+  request.wait_timeout_us = UINT64_MAX;
+  AsyncPoll poll(address(), request);
+  expect_parked(poll);
+  ASSERT_TRUE(send_text(0, "late").ok());
+  const PollOutcome& outcome = poll.wait(at_once_bound);
+  ASSERT_TRUE(outcome.answered);
+  EXPECT_EQ(outcome.status, 0u);
+  EXPECT_EQ(outcome.payloads, std::vector<std::string>{"late"});
 }
 
 TEST_F(LongPoll, ATimedOutPollIsAnsweredEmptyAsAnImmediatePollWouldBe) {
@@ -353,6 +397,30 @@ TEST_F(LongPoll, ShutdownAnswersAParkedPollEmptyAndExitsZero) {
   EXPECT_EQ(outcome.status, 0u);
   EXPECT_EQ(outcome.header.messages_count, 0u);
   EXPECT_LT(outcome.answered_at - poll.sent_at(), long_wait);
+}
+
+// harkd with --max-wait 300ms, so the clamp can be seen without waiting 30 s.
+class LongPollClamped : public HarkdTest {
+ protected:
+  static constexpr auto max_wait = 300ms;
+  HarkdProcess::Options harkd_options() const override {
+    HarkdProcess::Options options = HarkdTest::harkd_options();
+    options.extra_args = {"--max-wait", std::to_string(max_wait.count()) + "ms"};
+    return options;
+  }
+};
+
+TEST_F(LongPollClamped, AWaitAboveMaxWaitIsClampedToIt) {
+  create_stream_and_topic(1);
+  const auto request = poll_request(1, 0, next_strategy(), 10, long_wait);
+  AsyncPoll poll(address(), request);
+  const PollOutcome& outcome = poll.wait(max_wait + late_bound() + at_once_bound);
+  ASSERT_TRUE(outcome.answered) << "not answered within max_wait";
+  EXPECT_EQ(outcome.status, 0u) << "a clamp, not an error";
+  EXPECT_EQ(outcome.header.messages_count, 0u);
+  const auto elapsed = outcome.answered_at - poll.sent_at();
+  EXPECT_GE(elapsed, max_wait);
+  EXPECT_LE(elapsed, max_wait + late_bound());
 }
 
 TEST_F(LongPoll, ATimestampPollForTheFutureIsNotAnsweredByAnOlderMessage) {
