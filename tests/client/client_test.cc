@@ -1,7 +1,8 @@
 // Covers the blocking client library against a scripted fake server on 127.0.0.1: requests go
 // out as the SDKs frame them, answers come back decoded, a server error surfaces as its Iggy
 // code, responses split into small pieces are reassembled, a waiting poll outlives the normal
-// command timeout, and a connection lost mid-response is an error, not a hang.
+// command timeout, a connection lost mid-response is an error, not a hang, and a cancel
+// descriptor ends a wait at once.
 #include "tools/client/client.h"
 
 #include <unistd.h>
@@ -172,6 +173,25 @@ TEST(Client, UnansweredCommandTimesOutAndClosesTheConnection) {
   EXPECT_EQ(client.ping().error(), Error::task_timeout);
   EXPECT_FALSE(client.connected());
   EXPECT_EQ(client.ping().error(), Error::not_connected);
+}
+
+TEST(Client, CancelFdStopsAWaitingPollAndClosesTheConnection) {
+  FakeServer server([](FakeConnection& connection) {
+    while (connection.read_request()) {  // Never answers: the poll stays parked.
+    }
+  });
+  int cancel[2];
+  ASSERT_EQ(::pipe(cancel), 0);
+  Client client({.cancel_fd = cancel[0]});
+  ASSERT_TRUE(client.connect(server.address()).ok());
+  ASSERT_EQ(::write(cancel[1], "x", 1), 1);  // As a signal handler would.
+  protocol::PollMessagesRequest request;
+  request.count = 10;
+  request.wait_timeout_us = 3'600'000'000;  // An hour: only the cancel can end this.
+  EXPECT_EQ(client.poll_messages(request).error(), Error::client_shutdown);
+  EXPECT_FALSE(client.connected());
+  ::close(cancel[0]);
+  ::close(cancel[1]);
 }
 
 TEST(Client, DisconnectMidResponseIsDisconnected) {

@@ -39,6 +39,7 @@ Status empty_response(Result<Bytes> payload) {
 }  // namespace
 
 Status Client::connect(std::string_view host_port) {
+  connection_.set_cancel_fd(options_.cancel_fd);
   return connection_.open(host_port, saturating_add(now(), options_.connect_timeout));
 }
 

@@ -25,6 +25,10 @@ struct ClientOptions {
   // client never cuts a long poll short: the server answers at the wait's end at the latest.
   Duration poll_margin = std::chrono::seconds(5);
   uint32_t response_payload_max = 256 * 1024 * 1024;
+  // A descriptor that becomes readable to cancel whatever the client is waiting for (the read
+  // end of a pipe a signal handler writes to), or -1. Must outlive the Client. See
+  // Connection::set_cancel_fd.
+  int cancel_fd = -1;
 };
 
 // A poll's answer. Owns the response bytes; messages() are views into them (move-only, so the

@@ -110,10 +110,14 @@ Status Connection::fail(Error error) {
 }
 
 Status Connection::wait_for(short events, Instant deadline) {
-  pollfd waiting{.fd = fd_, .events = events, .revents = 0};
+  std::array<pollfd, 2> waiting{pollfd{.fd = fd_, .events = events, .revents = 0},
+                                pollfd{.fd = cancel_fd_, .events = POLLIN, .revents = 0}};
+  const nfds_t count = cancel_fd_ >= 0 ? 2 : 1;
   for (;;) {
-    const int result = ::poll(&waiting, 1, milliseconds_until(deadline));
-    if (result > 0) return ok_status();  // Ready, or an error the next call will report.
+    const int result = ::poll(waiting.data(), count, milliseconds_until(deadline));
+    // The socket first: an answer that has arrived is taken even when a cancel is pending.
+    if (result > 0 && waiting[0].revents != 0) return ok_status();  // Or an error to report.
+    if (result > 0) return fail(Error::client_shutdown);
     if (result == 0) return fail(Error::task_timeout);
     if (errno != EINTR) return fail(Error::disconnected);
   }

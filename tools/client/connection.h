@@ -19,8 +19,9 @@ namespace hark::client {
 // a late or half-read response would be matched to the next request. Errors:
 // invalid_server_address (33), cannot_establish_connection (9), not_connected (61),
 // disconnected (8: the peer closed or the socket failed), task_timeout (12001),
-// invalid_size_bytes (80: a response larger than allowed). Owned by one thread. Control
-// plane: allocates the response payload.
+// invalid_size_bytes (80: a response larger than allowed), client_shutdown (63: cancelled
+// through the cancel descriptor). Owned by one thread. Control plane: allocates the response
+// payload.
 class Connection {
  public:
   Connection() = default;
@@ -32,6 +33,12 @@ class Connection {
   Status open(std::string_view host_port, Instant deadline);
   void close();
   bool is_open() const { return fd_ >= 0; }
+
+  // While `fd` is readable, no wait blocks: a command that would wait for the socket fails
+  // with client_shutdown and closes the connection (a server drops a parked poll whose
+  // client is gone). Bytes already readable on the socket are still taken first. -1 turns it
+  // off. `fd` must stay open while set; the Connection never reads or closes it.
+  void set_cancel_fd(int fd) { cancel_fd_ = fd; }
 
   // Writes all of `frame`.
   Status send_all(std::span<const std::byte> frame, Instant deadline);
@@ -47,6 +54,7 @@ class Connection {
   Status fail(Error error);
 
   int fd_ = -1;
+  int cancel_fd_ = -1;
 };
 
 }  // namespace hark::client

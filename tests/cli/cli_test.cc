@@ -1,0 +1,387 @@
+// Covers the whole CLI in-process (run_cli) against a scripted fake server on 127.0.0.1: the
+// requests each command sends (including the user and token commands harkd does not serve
+// yet), how server and transport errors are printed, and consume's polling loop (explicit
+// offsets without auto-commit, polling again after an early empty answer, joining a group,
+// stopping a parked poll). Exit statuses: 0 done, 1 failed, 2 bad arguments.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "protocol/codec.h"
+#include "protocol/poll_response.h"
+#include "protocol/request.h"
+#include "protocol/system_responses.h"
+#include "protocol/user_responses.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/client/fake_server.h"
+
+namespace hark::cli {
+namespace {
+
+using client::test::FakeConnection;
+using client::test::FakeServer;
+using protocol::Bytes;
+using test::CliRun;
+using test::run_cli_in_process;
+
+Bytes payload_of(const auto& response) {
+  Bytes payload;
+  EXPECT_TRUE(protocol::encode_payload(response, payload).ok());
+  return payload;
+}
+
+// The next request, decoded as a T (a default T, and a test failure, if it is not one). A
+// SendMessagesRequest holds views into its payload: pass `payload` to keep the bytes alive.
+template <typename T>
+T next_request(FakeConnection& connection, Bytes* payload = nullptr) {
+  auto received = connection.read_request();
+  EXPECT_TRUE(received.has_value());
+  if (!received) return T{};
+  EXPECT_EQ(received->code, protocol::command_code(T::code));
+  if (payload != nullptr) *payload = std::move(received->payload);
+  const std::span<const std::byte> bytes = payload != nullptr ? *payload : received->payload;
+  Result<protocol::DecodedRequest> decoded = protocol::decode_request(received->code, bytes);
+  EXPECT_TRUE(decoded.ok());
+  if (!decoded.ok() || !std::holds_alternative<T>(decoded->request)) return T{};
+  return std::get<T>(decoded->request);
+}
+
+void accept_login(FakeConnection& connection) {
+  const auto login = next_request<protocol::LoginUserRequest>(connection);
+  EXPECT_EQ(login.username, "iggy");
+  EXPECT_EQ(login.password, "iggy");
+  connection.send_ok(payload_of(protocol::IdentityResponse{.user_id = 0}));
+}
+
+void drain(FakeConnection& connection) {
+  while (connection.read_request()) {
+  }
+}
+
+// A poll answer from `partition` with the given payloads at offsets first, first + 1, ...
+Bytes poll_answer(uint32_t partition, uint64_t first, const std::vector<std::string>& payloads) {
+  Bytes blob;
+  protocol::Writer writer(blob);
+  for (const std::string& payload : payloads) {
+    protocol::write_message(writer, {.payload = protocol::as_bytes(payload)});
+  }
+  std::span<std::byte> rest(blob);
+  for (uint64_t offset = first; !rest.empty(); ++offset) {
+    const size_t size = protocol::message_size(rest);
+    protocol::stamp_message(rest.first(size), {.offset = offset, .timestamp = 1});
+    rest = rest.subspan(size);
+  }
+  const auto count = static_cast<uint32_t>(payloads.size());
+  return payload_of(
+      protocol::PollMessagesResponse{.header = {.partition_id = partition,
+                                                .current_offset = first + count,
+                                                .messages_count = count},
+                                     .messages = *protocol::MessageBatchView::parse(blob, count)});
+}
+
+std::vector<std::string> with_address(const FakeServer& server, std::vector<std::string> args) {
+  args.push_back("--address");
+  args.push_back(server.address());
+  return args;
+}
+
+TEST(Cli, UserCreateSendsTheRequestAndPrintsTheRefusalCleanly) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto create = next_request<protocol::CreateUserRequest>(connection);
+    EXPECT_EQ(create.username, "alice");
+    EXPECT_EQ(create.password, "secret");
+    EXPECT_EQ(create.status, 2);
+    ASSERT_TRUE(create.permissions.has_value());
+    EXPECT_TRUE(create.permissions->global.read_streams);
+    EXPECT_FALSE(create.permissions->global.manage_users);
+    connection.send_error(Error::feature_unavailable);
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"user", "create", "alice", "secret", "--status", "inactive",
+                            "--permissions", "read_streams,poll_messages"}));
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "error: FeatureUnavailable (5): Feature is unavailable\n");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(Cli, TokenCreateSendsNameAndExpiryInMicroseconds) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto create = next_request<protocol::CreatePersonalAccessTokenRequest>(connection);
+    EXPECT_EQ(create.name, "ci");
+    EXPECT_EQ(create.expiry, 86'400'000'000u);
+    connection.send_ok(payload_of(protocol::RawPersonalAccessTokenResponse{.token = "t0k3n"}));
+    drain(connection);
+  });
+  const CliRun run =
+      run_cli_in_process(with_address(server, {"token", "create", "ci", "--expiry", "24h"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "t0k3n\n");
+}
+
+TEST(Cli, ATokenInTheEnvironmentLogsInWithIt) {
+  FakeServer server([](FakeConnection& connection) {
+    const auto login = next_request<protocol::LoginWithPersonalAccessTokenRequest>(connection);
+    EXPECT_EQ(login.token, "from-env");
+    connection.send_error(Error::invalid_personal_access_token);
+    drain(connection);
+  });
+  const CliRun run =
+      run_cli_in_process(with_address(server, {"stream", "list"}), {{{"HARK_TOKEN", "from-env"}}});
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "error: InvalidPersonalAccessToken (53): Invalid personal access token\n");
+}
+
+TEST(Cli, AServerErrorShowsNameCodeAndTheMessageAboutWhatWasAsked) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto get = next_request<protocol::DeleteStreamRequest>(connection);
+    EXPECT_EQ(get.stream_id.number(), 7u);
+    connection.send_error(Error::stream_id_not_found);
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(with_address(server, {"stream", "delete", "7"}));
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "error: StreamIdNotFound (1009): Stream with ID: 7 was not found.\n");
+}
+
+TEST(Cli, AMissingStreamAnsweredEmptyIsReportedAsNotFound) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto get = next_request<protocol::GetStreamRequest>(connection);
+    EXPECT_EQ(get.stream_id.name(), "orders");
+    connection.send_ok({});  // 0.8.0's "not found".
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(with_address(server, {"stream", "get", "orders"}));
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "error: StreamNameNotFound (1010): Stream with name: orders was not found.\n");
+}
+
+TEST(Cli, ALostConnectionIsATransportError) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    ASSERT_TRUE(connection.read_request().has_value());
+    connection.close();
+  });
+  const CliRun run = run_cli_in_process(with_address(server, {"stream", "list"}));
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "error: connection to " + server.address() + " failed: Disconnected (8)\n");
+}
+
+TEST(Cli, BadArgumentsExitTwoBeforeAnyConnection) {
+  // No server at all: a usage error must not get as far as connecting.
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"consume", "s", "t", "--from", "sideways"},
+           {"consume", "s", "t", "--wait", "5"},
+           {"produce", "s", "t", "--partition", "1", "--key", "k"},
+           {"topic", "create", "s"},
+           {"stream", "create", ""},
+           {"stream", "frobnicate"},
+           {"stream", "list", "--follow"},
+           {"ping", "--address", "nowhere"},
+           {"--nope"},
+           {}}) {
+    const CliRun run = run_cli_in_process(args);
+    EXPECT_EQ(run.status, 2) << testing::PrintToString(args);
+    EXPECT_NE(run.err, "");
+    EXPECT_EQ(run.out, "");
+  }
+}
+
+TEST(Cli, HelpGoesToStdoutAndExitsZero) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--help"},
+                                             {"help"},
+                                             {"help", "topic", "create"},
+                                             {"topic", "--help"},
+                                             {"consume", "-h"}}) {
+    const CliRun run = run_cli_in_process(args);
+    EXPECT_EQ(run.status, 0) << testing::PrintToString(args);
+    EXPECT_NE(run.out.find("usage:"), std::string::npos) << run.out;
+    EXPECT_EQ(run.err, "");
+  }
+}
+
+TEST(Cli, PingNeedsNoLoginAndPrintsTheRoundTrip) {
+  FakeServer server([](FakeConnection& connection) {
+    next_request<protocol::PingRequest>(connection);
+    connection.send_ok({});
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(with_address(server, {"ping"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(run.out.starts_with("pong from " + server.address() + ": seq=1 time="));
+  EXPECT_TRUE(run.out.ends_with(" us\n")) << run.out;
+}
+
+TEST(Cli, ProduceSendsStdinLinesInBatchesAndCountsThem) {
+  std::vector<std::string> payloads;
+  FakeServer server([&payloads](FakeConnection& connection) {
+    accept_login(connection);
+    for (int batch = 0; batch < 2; ++batch) {
+      Bytes payload;
+      const auto send = next_request<protocol::SendMessagesRequest>(connection, &payload);
+      EXPECT_EQ(send.partitioning.kind(), protocol::PartitioningKind::messages_key);
+      EXPECT_EQ(protocol::as_chars(send.partitioning.key()), "user-1");
+      EXPECT_EQ(send.messages.count(), batch == 0 ? 2u : 1u);
+      for (const protocol::MessageView message : send.messages) {
+        payloads.emplace_back(protocol::as_chars(message.payload()));
+      }
+      connection.send_ok({});
+    }
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"produce", "s", "t", "--key", "user-1", "--batch", "2"}), {},
+      "one\n\ntwo\nthree");
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "sent 3 messages\n");
+  EXPECT_EQ(payloads, (std::vector<std::string>{"one", "two", "three"}));
+}
+
+TEST(Cli, ProduceSendsArgumentsToTheGivenPartition) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    Bytes payload;
+    const auto send = next_request<protocol::SendMessagesRequest>(connection, &payload);
+    EXPECT_EQ(send.partitioning.kind(), protocol::PartitioningKind::partition_id);
+    EXPECT_EQ(send.partitioning.partition_id(), 2u);
+    EXPECT_EQ(send.messages.count(), 2u);
+    connection.send_ok({});
+    drain(connection);
+  });
+  const CliRun run =
+      run_cli_in_process(with_address(server, {"produce", "s", "t", "a", "b", "--partition", "2"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "sent 2 messages\n");
+}
+
+TEST(Cli, ProduceStoppedByAnErrorTellsWhatWentThrough) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    Bytes payload;
+    next_request<protocol::SendMessagesRequest>(connection, &payload);
+    connection.send_ok({});
+    next_request<protocol::SendMessagesRequest>(connection, &payload);
+    connection.send_error(Error::topic_name_not_found);
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"produce", "s", "events", "x", "y", "z", "--batch", "2"}));
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.out, "sent 2 messages\n");
+  EXPECT_EQ(run.err,
+            "error: TopicNameNotFound (2011): Topic with name: events for stream with ID: s was "
+            "not found.\n");
+}
+
+TEST(Cli, ProduceWithARateSendsOneMessageAtATime) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    for (int message = 0; message < 3; ++message) {
+      Bytes payload;
+      const auto send = next_request<protocol::SendMessagesRequest>(connection, &payload);
+      EXPECT_EQ(send.messages.count(), 1u);
+      EXPECT_EQ(send.partitioning.kind(), protocol::PartitioningKind::balanced);
+      connection.send_ok({});
+    }
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"produce", "s", "t", "x", "y", "z", "--rate", "1000/s"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "sent 3 messages\n");
+}
+
+TEST(Cli, ConsumeWithoutAutoCommitAdvancesWithExplicitOffsets) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto first = next_request<protocol::PollMessagesRequest>(connection);
+    EXPECT_EQ(first.strategy.kind, protocol::PollingKind::next);
+    EXPECT_FALSE(first.auto_commit);
+    EXPECT_EQ(first.wait_timeout_us, 5'000'000u);
+    EXPECT_EQ(first.count, 3u);
+    connection.send_ok(poll_answer(1, 4, {"a", "b"}));
+    const auto second = next_request<protocol::PollMessagesRequest>(connection);
+    EXPECT_EQ(second.strategy.kind, protocol::PollingKind::offset);
+    EXPECT_EQ(second.strategy.value, 6u);
+    EXPECT_EQ(second.partition_id, std::optional<uint32_t>(1));
+    EXPECT_EQ(second.count, 1u);
+    EXPECT_FALSE(second.auto_commit);
+    connection.send_ok(poll_answer(1, 6, {"c"}));
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(with_address(
+      server, {"consume", "s", "t", "--no-auto-commit", "--count", "3", "--wait", "5s"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "a\nb\nc\n");
+}
+
+TEST(Cli, ConsumePollsAgainAfterAnEmptyAnswerThatCameBeforeTheWait) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto first = next_request<protocol::PollMessagesRequest>(connection);
+    EXPECT_EQ(first.wait_timeout_us, 60'000'000u);
+    connection.send_ok(poll_answer(0, 0, {}));  // As a server whose maximum wait is shorter.
+    const auto second = next_request<protocol::PollMessagesRequest>(connection);
+    EXPECT_GT(second.wait_timeout_us, 0u);
+    EXPECT_LE(second.wait_timeout_us, 60'000'000u);  // What is left of the wait.
+    EXPECT_EQ(second.strategy.kind, protocol::PollingKind::next);
+    EXPECT_TRUE(second.auto_commit);
+    connection.send_ok(poll_answer(0, 0, {"late"}));
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"consume", "s", "t", "--wait", "1m", "--count", "1"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "late\n");
+}
+
+TEST(Cli, ConsumeWithAGroupJoinsItFirstAndPollsAsTheGroup) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto join = next_request<protocol::JoinConsumerGroupRequest>(connection);
+    EXPECT_EQ(join.group_id.name(), "workers");
+    connection.send_ok({});
+    const auto poll = next_request<protocol::PollMessagesRequest>(connection);
+    EXPECT_EQ(poll.consumer.kind, protocol::ConsumerKind::group);
+    EXPECT_EQ(poll.consumer.id.name(), "workers");
+    EXPECT_FALSE(poll.partition_id.has_value());
+    connection.send_ok(poll_answer(2, 0, {"{\"n\":1}"}));
+    const auto store = next_request<protocol::StoreConsumerOffsetRequest>(connection);
+    EXPECT_EQ(store.partition_id, std::optional<uint32_t>(2));
+    EXPECT_EQ(store.offset, 0u);
+    connection.send_ok({});
+    next_request<protocol::LeaveConsumerGroupRequest>(connection);
+    connection.send_ok({});
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"consume", "s", "t", "--group", "workers", "--no-auto-commit",
+                            "--count", "1", "--format", "json"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(run.out.starts_with("{\"partition\":2,\"offset\":0,")) << run.out;
+  EXPECT_TRUE(run.out.ends_with(",\"payload\":\"{\\\"n\\\":1}\"}\n")) << run.out;
+}
+
+TEST(Cli, AStopEndsAFollowingConsumeWhileItsPollIsParked) {
+  Stop stop;
+  FakeServer server([&stop](FakeConnection& connection) {
+    accept_login(connection);
+    const auto poll = next_request<protocol::PollMessagesRequest>(connection);
+    EXPECT_EQ(poll.wait_timeout_us, 30'000'000u);  // --follow's default wait.
+    stop.request();  // As SIGINT would, with the poll parked on the server.
+    drain(connection);
+  });
+  const CliRun run =
+      run_cli_in_process(with_address(server, {"consume", "s", "t", "--follow"}), {}, {}, &stop);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+}
+
+}  // namespace
+}  // namespace hark::cli
