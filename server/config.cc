@@ -413,12 +413,15 @@ std::optional<Duration> parse_duration(std::string_view text) {
   if (!number) return std::nullopt;
   const auto count = static_cast<int64_t>(*number);
   const std::string_view unit = text.substr(digits);
-  if (unit == "us") return std::chrono::microseconds(count);
-  if (unit == "ms") return std::chrono::milliseconds(count);
-  if (unit == "s") return std::chrono::seconds(count);
-  if (unit == "m") return std::chrono::minutes(count);
-  if (unit == "h") return std::chrono::hours(count);
-  return std::nullopt;
+  int64_t nanos_per_unit = 0;
+  if (unit == "us") nanos_per_unit = 1'000;
+  if (unit == "ms") nanos_per_unit = 1'000'000;
+  if (unit == "s") nanos_per_unit = 1'000'000'000;
+  if (unit == "m") nanos_per_unit = 60'000'000'000;
+  if (unit == "h") nanos_per_unit = 3'600'000'000'000;
+  // 12 digits of hours overflow int64 nanoseconds: refuse rather than wrap.
+  if (nanos_per_unit == 0 || count > Duration::max().count() / nanos_per_unit) return std::nullopt;
+  return Duration(count * nanos_per_unit);
 }
 
 std::string format_duration(Duration duration) {

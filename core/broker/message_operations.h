@@ -95,10 +95,14 @@ class Poll : public Operation, private WaitClient, public ListHook<GroupPollTag>
   void on_abort(internal::BrokerShard& shard, AbortReason reason);
   void answer(internal::BrokerShard& shard);
   void answer_empty(internal::BrokerShard& shard);
+  // Fills the result's partition and current offset for an answer without messages.
+  void report_waited_on();
   void answer_gone(internal::BrokerShard& shard);
   void unpark(internal::BrokerShard& shard);
   // A rebalance changed the group (on the home shard, while parked).
   void rebalanced(internal::BrokerShard& shard);
+  // Reads the member's assignment again and evaluates it, keeping the deadline.
+  void reassigned(internal::BrokerShard& shard);
 
   class Reader final : public storage::ReadCompletion {
    public:

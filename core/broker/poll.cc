@@ -90,6 +90,7 @@ Status Poll::resolve_group(BrokerShard& shard) {
 }
 
 void Poll::evaluate(BrokerShard& shard) {
+  status_ = ok_status();
   watches_.clear();
   visiting_ = 0;
   result.messages = storage::ReadView();
@@ -109,7 +110,9 @@ void Poll::evaluate_at_owner(BrokerShard& shard) {
   PartitionCell& cell = *cells_[visiting_];
   internal::Partition* const owner = shard.owned(cell);
   if (owner == nullptr) {
-    status_ = Error::partition_not_found;
+    // Deleted, or (for a group member right after a rebalance) not opened by its owner yet:
+    // a member skips it and waits on the rest; a single-partition poll gets the error.
+    if (!group_wide_) status_ = Error::partition_not_found;
     evaluated_here(shard);
     return;
   }
@@ -151,8 +154,7 @@ void Poll::evaluated_here(BrokerShard& shard) {
     result.partition_id = cell.key.partition.value();
     result.current_offset = cell.current_offset();
   } else {
-    result.partition_id = cells_.front()->key.partition.value();
-    result.current_offset = cells_.front()->current_offset();
+    report_waited_on();
   }
   if (shard.id() == home_) {
     evaluated_at_home(shard);
@@ -188,7 +190,11 @@ void Poll::park(BrokerShard& shard) {
     }
   }
   if (group_wide_ && !shard.group_unchanged(*this)) {
-    evaluate(shard);  // The group rebalanced meanwhile: read the new assignment.
+    reassigned(shard);  // The group rebalanced while the poll was away.
+    return;
+  }
+  if (watches_.empty()) {
+    answer_empty(shard);  // Nothing to wait on (see evaluate_at_owner).
     return;
   }
   std::atomic<uint64_t>& total = shard.parked_total();
@@ -253,6 +259,10 @@ void Poll::rebalanced(BrokerShard& shard) {
   shard.waits().cancel(*wait_);
   unpark(shard);
   woken_ = true;
+  reassigned(shard);
+}
+
+void Poll::reassigned(BrokerShard& shard) {
   // The group or the member may be gone: resolve again, keeping the deadline.
   cells_.clear();
   const Status resolved = resolve_group(shard);
@@ -279,6 +289,16 @@ void Poll::on_abort(BrokerShard& shard, AbortReason reason) {
   }
 }
 
+void Poll::report_waited_on() {
+  // The partition waited on; for a group member, the first one assigned to it (SEMANTICS.md).
+  const PartitionCell* reported = cells_.front().get();
+  for (const auto& cell : cells_) {
+    if (group_wide_ && cell->key.partition.value() == assigned_.front()) reported = cell.get();
+  }
+  result.partition_id = reported->key.partition.value();
+  result.current_offset = reported->current_offset();
+}
+
 void Poll::answer(BrokerShard& shard) {
   cells_.clear();
   finish(shard, ok_status());
@@ -286,8 +306,7 @@ void Poll::answer(BrokerShard& shard) {
 
 void Poll::answer_empty(BrokerShard& shard) {
   result.messages = storage::ReadView();
-  result.partition_id = cells_.front()->key.partition.value();
-  result.current_offset = cells_.front()->current_offset();
+  report_waited_on();
   answer(shard);
 }
 

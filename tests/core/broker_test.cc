@@ -357,6 +357,7 @@ TEST_F(BrokerTest, RestartKeepsCatalogMessagesAndOffsets) {
 }
 
 TEST_F(BrokerTest, PartitionsAreAddedAndDeletedAtTheEndAndUpdatesAreKept) {
+  ASSERT_TRUE(append(0, "survives").ok());
   ASSERT_TRUE(append(3, "on the last partition").ok());
   Blocking<Poll> parked;
   prepare(parked, 3, 1, 4s);
@@ -395,8 +396,9 @@ TEST_F(BrokerTest, PartitionsAreAddedAndDeletedAtTheEndAndUpdatesAreKept) {
   ASSERT_TRUE(get.result.has_value());
   EXPECT_EQ(get.result->partitions.size(), 5u);
   EXPECT_EQ(get.result->topic.settings.message_expiry_us, 60'000'000u);
-  // Partition 3 is a new one: the old one's message went with it.
+  // Partition 3 is a new one: the old one's message went with it. Partition 0 kept its own.
   EXPECT_EQ(get.result->partitions[3].messages_count, 0u);
+  EXPECT_EQ(get.result->partitions[0].messages_count, 1u);
 }
 
 class GroupTest : public BrokerTest {
@@ -478,6 +480,25 @@ TEST_F(GroupTest, ParkedMemberWakesForItsPartitionsOnlyAndFollowsARebalance) {
   ASSERT_EQ(poll.result.messages.count(), 1u);
   EXPECT_EQ(payload_of(poll.result.messages), "b");
   EXPECT_EQ(poll.result.partition_id, 3u);
+}
+
+TEST_F(GroupTest, AParkedMemberFollowsPartitionsAddedToItsTopic) {
+  ASSERT_TRUE(membership<LeaveConsumerGroup>(11).ok());  // 10 alone: all four partitions.
+  Blocking<Poll> poll;
+  prepare_member(poll, 10, 4s);
+  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  std::this_thread::sleep_for(100ms);
+  Blocking<CreatePartitions> add;
+  add.stream = NameOrId::id(0);
+  add.topic = NameOrId::id(0);
+  add.count = 2;
+  ASSERT_TRUE(add.call(*broker_).ok());  // Rebalances the parked member onto six.
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(parked.wait_for(0s), std::future_status::timeout);
+  ASSERT_TRUE(append(5, "on a new partition").ok());
+  ASSERT_TRUE(parked.get().ok());
+  ASSERT_EQ(poll.result.messages.count(), 1u);
+  EXPECT_EQ(poll.result.partition_id, 5u);
 }
 
 TEST_F(GroupTest, NonMembersAndUnknownGroupsAreRefused) {

@@ -137,7 +137,10 @@ TEST(ParseDuration, TakesUnitsAndZeroOnly) {
   EXPECT_EQ(parse_duration("5s"), std::optional<Duration>(5s));
   EXPECT_EQ(parse_duration("2m"), std::optional<Duration>(2min));
   EXPECT_EQ(parse_duration("0"), std::optional<Duration>(Duration(0)));
-  for (const char* bad : {"", "5", "s", "5 s", "-1s", "1.5s", "5sec", "10d"}) {
+  EXPECT_EQ(parse_duration("2562047h"), std::optional<Duration>(std::chrono::hours(2562047)));
+  // Beyond int64 nanoseconds: refused, not wrapped.
+  for (const char* bad : {"", "5", "s", "5 s", "-1s", "1.5s", "5sec", "10d", "2562048h",
+                          "999999999999h", "999999999999m"}) {
     EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
   }
   EXPECT_EQ(format_duration(1500ms), "1500ms");

@@ -56,7 +56,13 @@ Partition* BrokerShard::owned(const PartitionCell& cell) {
   return it->second.get();
 }
 
-uint32_t BrokerShard::next_balanced(const TopicEntry& topic) { return balanced_[&topic]++; }
+uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
+  HARK_ASSERT(!topic.partitions.empty());
+  // Topics come and go; a counter is only a starting point, so start over when many pile up.
+  if (balanced_.size() > 65536) balanced_.clear();
+  const PartitionKey& key = topic.partitions.front()->key;
+  return balanced_[{key.stream.value(), key.topic.value()}]++;
+}
 
 uint32_t BrokerShard::next_group_start(const GroupEntry& group, uint32_t member) {
   // Members come and go with connections; a cursor is only a starting point, so rather than
@@ -76,12 +82,6 @@ bool BrokerShard::group_unchanged(const Poll& poll) const {
 
 Status BrokerShard::apply(const Change& change) {
   catalog_ = change.catalog;
-  // Group members whose assignment changed are evaluated again on the new one.
-  std::vector<Poll*> moved;
-  parked_group_polls_.for_each([&](Poll& poll) {
-    if (!group_unchanged(poll)) moved.push_back(&poll);
-  });
-  for (Poll* poll : moved) poll->rebalanced(*this);
   Status result;
   for (const auto& cell : change.created) {
     if (cell->owner() != id()) continue;
@@ -99,6 +99,14 @@ Status BrokerShard::apply(const Change& change) {
       if (result.ok()) result = purged;
     }
   }
+  // Group members whose assignment changed are evaluated again on the new one (after this
+  // shard opened its new partitions; another owner's may still be opening: a member skips
+  // those until then).
+  std::vector<Poll*> moved;
+  parked_group_polls_.for_each([&](Poll& poll) {
+    if (!group_unchanged(poll)) moved.push_back(&poll);
+  });
+  for (Poll* poll : moved) poll->rebalanced(*this);
   return result;
 }
 

@@ -43,6 +43,7 @@ class BrokerShard final : private WinHook {
   // The partition this shard owns for `cell`'s key, if it is still that partition.
   Partition* owned(const PartitionCell& cell);
   // Balanced partitioning: the next partition of `topic` for appends from this shard.
+  // Requires: the topic has partitions.
   uint32_t next_balanced(const TopicEntry& topic);
   // A group member's round-robin cursor: where its next group-wide poll starts.
   uint32_t next_group_start(const GroupEntry& group, uint32_t member);
@@ -102,7 +103,7 @@ class BrokerShard final : private WinHook {
   Ref<const Catalog> catalog_;
   std::unique_ptr<Coordinator> coordinator_;  // Shard 0 only.
   absl::flat_hash_map<PartitionKey, std::unique_ptr<Partition>> owned_;
-  absl::flat_hash_map<const TopicEntry*, uint32_t> balanced_;
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> balanced_;  // (stream, topic)
   // (group id, member) -> polls so far. Group ids repeat across topics: two members sharing
   // a cursor only shifts where their round robin starts.
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> group_cursors_;

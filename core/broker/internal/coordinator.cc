@@ -1,11 +1,13 @@
 #include "core/broker/internal/coordinator.h"
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <system_error>
 
 #include "core/base/log.h"
 #include "core/broker/internal/broker_shard.h"
+#include "core/broker/internal/journal.h"
 
 namespace hark::core::internal {
 
@@ -109,6 +111,7 @@ void Coordinator::round_done(RoundTask& task) {
     HARK_LOG_ERROR("metadata change failed on a shard (%s); undoing it",
                    std::string(error_name(failure_.error())));
     undoing_ = true;
+    journal_undo();
     change_ = Change{.catalog = catalog_, .removed = std::move(change_.created)};
     begin_round(Round::apply);
     return;
@@ -118,6 +121,31 @@ void Coordinator::round_done(RoundTask& task) {
     return;
   }
   complete();
+}
+
+void Coordinator::journal_undo() {
+  // The change's record is already durable: append its opposite, so a restart does not bring
+  // back what was undone (and a retry, which reuses the ids, replays cleanly).
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> created;  // (stream, topic) -> partitions
+  for (const auto& cell : change_.created) {
+    created[{cell->key.stream.value(), cell->key.topic.value()}]++;
+  }
+  std::vector<std::byte> records;
+  for (const auto& [key, count] : created) {
+    const auto [stream, topic] = key;
+    const auto listed = catalog_->streams.find(stream);
+    if (listed != catalog_->streams.end() && listed->second->topics.count(topic) != 0) {
+      journal_partitions_deleted(records, stream, topic, count);
+    } else {
+      journal_topic_deleted(records, stream, topic);
+    }
+  }
+  if (records.empty()) return;
+  const Status written = log_.append_now(records);
+  if (!written.ok()) {
+    HARK_LOG_ERROR("cannot journal the undo (%s): a restart brings the undone change back",
+                   std::string(error_name(written.error())));
+  }
 }
 
 void Coordinator::complete() {
@@ -137,12 +165,13 @@ void Coordinator::remove_orphan_directories() {
   for (const auto& cell : change_.removed) {
     const uint32_t stream = cell->key.stream.value();
     const uint32_t topic = cell->key.topic.value();
-    if (catalog_->find(cell->key) != nullptr) continue;
-    if (catalog_->streams.count(stream) == 0) {
+    const auto listed = catalog_->streams.find(stream);
+    if (listed == catalog_->streams.end()) {
       directories.insert(stream_directory(data, stream));
-    } else {
+    } else if (listed->second->topics.count(topic) == 0) {
       directories.insert(topic_directory(data, stream, topic));
     }
+    // Otherwise only some partitions went: their owners removed their directories.
   }
   for (const std::string& directory : directories) {
     std::error_code error;

@@ -31,7 +31,8 @@ struct Change {
 //           aborts their parked polls as deleted, closes them and deletes their files.
 // The command is answered after the last round, so any connection sees its effect next.
 // If a shard fails to open a partition, the change is undone the same way (the old catalog
-// applied, the new partitions retired) and the command fails with that error.
+// applied, the new partitions retired, the opposite record journaled) and the command fails
+// with that error.
 class Coordinator final : private PersistDone {
  public:
   // `log` persists each change before it is applied; it must outlive the coordinator.
@@ -61,6 +62,7 @@ class Coordinator final : private PersistDone {
   void begin_round(Round round);
   void round_done(RoundTask& task);
   void complete();
+  void journal_undo();
   void remove_orphan_directories();
 
   BrokerShard& shard_;

@@ -126,6 +126,26 @@ void MetadataLog::append(io::Ring& ring, std::span<const std::byte> records, Per
   ring.write(fd_, pending_, size_, *this);
 }
 
+Status MetadataLog::append_now(std::span<const std::byte> records) {
+  HARK_ASSERT(done_ == nullptr);
+  size_t done = 0;
+  while (done < records.size()) {
+    const ssize_t n = ::pwrite(fd_, records.data() + done, records.size() - done,
+                               static_cast<off_t>(size_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+        HARK_LOG_ERROR("metadata log: cannot cut back to %u bytes", size_);
+      }
+      return Error::cannot_write_to_file;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fdatasync(fd_) != 0) return Error::cannot_sync_file;
+  size_ += records.size();
+  return ok_status();
+}
+
 void MetadataLog::complete(int32_t result, uint32_t /*flags*/) {
   if (syncing_) {
     if (result < 0) {

@@ -47,6 +47,8 @@ class MetadataLog final : private io::Completion {
   // `done.persisted()` (cannot_write_to_file / cannot_sync_file on failure, the file cut
   // back to where it was).
   void append(io::Ring& ring, std::span<const std::byte> records, PersistDone& done);
+  // The same, blocking (pwrite + fdatasync): for an undo, on an error path only.
+  Status append_now(std::span<const std::byte> records);
 
  private:
   explicit MetadataLog(int fd, uint64_t size) : fd_(fd), size_(size) {}

@@ -116,6 +116,16 @@ void OffsetStore::clear() {
 
 void OffsetStore::close() {
   while (writing_) ring_.run(std::nullopt);
+  if (!rewrite_) return;
+  // A write failed earlier: the file misses stores that memory has. Control plane (close).
+  std::vector<std::byte> all;
+  for (const auto& [consumer, offset] : offsets_) append_record(all, consumer, offset);
+  if (write_all(fd_, all) && ::ftruncate(fd_, static_cast<off_t>(all.size())) == 0) {
+    size_ = all.size();
+    rewrite_ = false;
+  } else {
+    HARK_LOG_ERROR("cannot rewrite the consumer offsets: %s", std::strerror(errno));
+  }
 }
 
 void OffsetStore::record(const ConsumerRef& consumer, uint64_t offset) {
@@ -134,8 +144,9 @@ void OffsetStore::write_next() {
 void OffsetStore::complete(int32_t result, uint32_t /*flags*/) {
   writing_ = false;
   if (result != static_cast<int32_t>(in_flight_.size())) {
-    // The offsets stay right in memory; the file gets them with the next rewrite at open.
+    // The offsets stay right in memory; close() rewrites the file from there.
     HARK_LOG_WARN("consumer offsets write failed (%d); kept in memory", result);
+    rewrite_ = true;
   } else {
     size_ += in_flight_.size();
   }

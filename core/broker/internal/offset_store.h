@@ -51,6 +51,7 @@ class OffsetStore final : private io::Completion {
   std::vector<std::byte> in_flight_;  // The write in flight.
   uint64_t size_ = 0;                 // File size once in_flight_ is written.
   bool writing_ = false;
+  bool rewrite_ = false;  // A write failed: close() rewrites the file from memory.
 };
 
 }  // namespace hark::core::internal
