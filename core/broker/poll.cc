@@ -218,11 +218,10 @@ void Poll::park(BrokerShard& shard) {
     return;
   }
   total.fetch_sub(1, std::memory_order_relaxed);
-  if (parked->state == WaitState::notified) {
-    evaluate(shard);  // Committed between the evaluation and the push.
-  } else {
-    on_abort(shard, parked->wait->abort_reason());
-  }
+  // Committed, purged, deleted or moved between the evaluation and the push: evaluate again
+  // (which answers a deleted partition's error, or parks in the new epoch). The abort reason
+  // is not read here: an owner publishes it with the hand-back, which has not come yet.
+  evaluate(shard);
 }
 
 void Poll::unpark(BrokerShard& shard) {
