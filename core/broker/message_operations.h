@@ -22,7 +22,7 @@ namespace hark::core {
 // back; the server stamps offsets, timestamps, ids and checksums) to one partition of a topic.
 // `messages` must stay valid and unchanged until done(). When done() runs the messages are
 // committed: polls see them and parked polls are woken.
-class Append : public Operation {
+class Append : public PartitionOperation {
  public:
   NameOrId stream;
   NameOrId topic;
@@ -33,11 +33,8 @@ class Append : public Operation {
   storage::AppendResult appended;  // Out.
 
  private:
-  void step(internal::BrokerShard& shard) override;
-  void resolve(internal::BrokerShard& shard);
-  void at_owner(internal::BrokerShard& shard);
-
-  Ref<internal::PartitionCell> cell_;
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
 };
 
 // What a poll returns: the messages (a view of committed, immutable bytes, valid on any thread
@@ -129,7 +126,7 @@ class Poll : public Operation, private WaitClient, public ListHook<GroupPollTag>
 
 // Stores `offset` as the consumer's position on a partition (offset > the partition's last
 // offset, or any offset on an empty partition: invalid_offset 4100, as Iggy 0.8.0).
-class StoreOffset : public Operation {
+class StoreOffset : public PartitionOperation {
  public:
   ConsumerRef consumer;
   NameOrId group;  // When consumer.kind is group.
@@ -139,12 +136,11 @@ class StoreOffset : public Operation {
   uint64_t offset = 0;
 
  private:
-  void step(internal::BrokerShard& shard) override;
-
-  Ref<internal::PartitionCell> cell_;
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
 };
 
-class GetOffset : public Operation {
+class GetOffset : public PartitionOperation {
  public:
   ConsumerRef consumer;
   NameOrId group;  // When consumer.kind is group.
@@ -156,13 +152,12 @@ class GetOffset : public Operation {
   std::optional<uint64_t> stored;     // Out; nullopt when nothing is stored.
 
  private:
-  void step(internal::BrokerShard& shard) override;
-
-  Ref<internal::PartitionCell> cell_;
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
 };
 
 // Deletes the oldest `count` sealed segments of a partition (fewer if fewer are sealed).
-class DeleteSegments : public Operation {
+class DeleteSegments : public PartitionOperation {
  public:
   NameOrId stream;
   NameOrId topic;
@@ -171,14 +166,13 @@ class DeleteSegments : public Operation {
   uint32_t deleted = 0;  // Out.
 
  private:
-  void step(internal::BrokerShard& shard) override;
-
-  Ref<internal::PartitionCell> cell_;
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
 };
 
 // Writes a partition's appended messages to disk now (and fdatasyncs them if `fsync`); done()
 // once they are, or with the error that stopped the writes.
-class FlushUnsavedBuffer : public Operation, private storage::FlushCompletion {
+class FlushUnsavedBuffer : public PartitionOperation, private storage::FlushCompletion {
  public:
   NameOrId stream;
   NameOrId topic;
@@ -186,14 +180,13 @@ class FlushUnsavedBuffer : public Operation, private storage::FlushCompletion {
   bool fsync = false;
 
  private:
-  void step(internal::BrokerShard& shard) override;
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
   void flushed(Status status) override;
-
-  Ref<internal::PartitionCell> cell_;
 };
 
 // Forgets a consumer's stored offset (consumer_offset_not_found, 3021, if there is none).
-class DeleteOffset : public Operation {
+class DeleteOffset : public PartitionOperation {
  public:
   ConsumerRef consumer;
   NameOrId group;  // When consumer.kind is group.
@@ -202,9 +195,8 @@ class DeleteOffset : public Operation {
   std::optional<uint32_t> partition;  // Absent: partition 0 (required for a group).
 
  private:
-  void step(internal::BrokerShard& shard) override;
-
-  Ref<internal::PartitionCell> cell_;
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
 };
 
 }  // namespace hark::core

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/ref.h"
 #include "core/base/result.h"
 #include "core/base/units.h"
 #include "core/broker/name_or_id.h"
@@ -19,6 +20,7 @@ namespace internal {
 class BrokerShard;
 class CatalogEdit;
 class Coordinator;
+class Partition;
 class PartitionCell;
 }  // namespace internal
 
@@ -158,6 +160,22 @@ class Operation : public io::Task {
   Status status_;
   ShardId home_{};
   uint8_t stage_ = 0;
+};
+
+// An operation on one partition: resolved on its home shard, run on the partition's owner
+// (one hop when they differ). A partition deleted on the way is PartitionNotFound (3007).
+class PartitionOperation : public Operation {
+ protected:
+  PartitionOperation() = default;
+
+ private:
+  void step(internal::BrokerShard& shard) final;
+  // Home: which partition, or Iggy's error for what is missing.
+  virtual Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) = 0;
+  // Owner: the work, which ends with finish() (at once or later).
+  virtual void at_owner(internal::BrokerShard& shard, internal::Partition& owner) = 0;
+
+  Ref<internal::PartitionCell> cell_;  // From resolve() to the owner.
 };
 
 // A change of the catalog (streams, topics, partitions). Applied by shard 0, then by every

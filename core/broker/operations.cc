@@ -56,6 +56,30 @@ void Operation::go_to(BrokerShard& shard, ShardId target, uint8_t stage) {
   shard.reactor().post(target, *this);
 }
 
+// Partition operations: resolved at home, run at the owner.
+void PartitionOperation::step(BrokerShard& shard) {
+  if (stage_ == 0) {
+    auto cell = resolve(shard);
+    if (!cell.ok()) {
+      finish(shard, cell.error());
+      return;
+    }
+    cell_ = std::move(cell).value();
+    if (cell_->owner() != shard.id()) {
+      go_to(shard, cell_->owner(), 1);
+      return;
+    }
+  }
+  // Held here, not in the operation: at_owner() may finish it, and done() may reuse it.
+  const Ref<internal::PartitionCell> cell = std::move(cell_);
+  internal::Partition* const owner = shard.owned(*cell);
+  if (owner == nullptr) {
+    finish(shard, Error::partition_not_found);
+    return;
+  }
+  at_owner(shard, *owner);
+}
+
 // Metadata commands: to shard 0, queued there, answered at home after every shard applied.
 void MetadataCommand::step(BrokerShard& shard) {
   if (shard.id() != ShardId(0)) {
@@ -284,54 +308,24 @@ void GetTopics::step(BrokerShard& shard) {
   finish(shard, ok_status());
 }
 
-// Append: resolved at home, appended at the owner.
-void Append::step(BrokerShard& shard) {
-  if (stage_ == 0) {
-    resolve(shard);
-  } else {
-    at_owner(shard);
-  }
-}
-
-void Append::resolve(BrokerShard& shard) {
-  const auto found = shard.catalog().topic(stream, topic);
-  if (!found.ok()) {
-    finish(shard, found.error());
-    return;
-  }
-  const internal::TopicEntry& entry = **found;
-  const auto partitions = static_cast<uint32_t>(entry.partitions.size());
-  if (partitions == 0) {
-    finish(shard, Error::no_partitions);
-    return;
-  }
+// Append: the partition is picked at home.
+Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
+  const auto partitions = static_cast<uint32_t>(entry->partitions.size());
+  if (partitions == 0) return Error::no_partitions;
   switch (partitioning.kind) {
     case Partitioning::Kind::balanced:
-      partition_id = shard.next_balanced(entry) % partitions;
+      partition_id = shard.next_balanced(*entry) % partitions;
       break;
     case Partitioning::Kind::partition: partition_id = partitioning.value; break;
     case Partitioning::Kind::key_hash: partition_id = partitioning.value % partitions; break;
   }
-  if (partition_id >= partitions) {
-    finish(shard, Error::partition_not_found);
-    return;
-  }
-  cell_ = entry.partitions[partition_id];
-  if (cell_->owner() == shard.id()) {
-    at_owner(shard);
-  } else {
-    go_to(shard, cell_->owner(), 1);
-  }
+  if (partition_id >= partitions) return Error::partition_not_found;
+  return entry->partitions[partition_id];
 }
 
-void Append::at_owner(BrokerShard& shard) {
-  Ref<internal::PartitionCell> cell = std::move(cell_);
-  internal::Partition* const partition = shard.owned(*cell);
-  if (partition == nullptr) {
-    finish(shard, Error::partition_not_found);
-    return;
-  }
-  const auto result = partition->append(shard.waits(), messages, count);
+void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  const auto result = owner.append(shard.waits(), messages, count);
   if (result.ok()) appended = *result;
   finish(shard, result.ok() ? ok_status() : Status(result.error()));
 }
@@ -358,121 +352,53 @@ Result<Ref<internal::PartitionCell>> offset_partition(const BrokerShard& shard,
 
 }  // namespace
 
-void StoreOffset::step(BrokerShard& shard) {
-  if (stage_ == 0) {
-    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
-    if (!cell.ok()) {
-      finish(shard, cell.error());
-      return;
-    }
-    cell_ = std::move(cell).value();
-    if (cell_->owner() != shard.id()) {
-      go_to(shard, cell_->owner(), 1);
-      return;
-    }
-  }
-  Ref<internal::PartitionCell> cell = std::move(cell_);
-  internal::Partition* const owner = shard.owned(*cell);
-  if (owner == nullptr) {
-    finish(shard, Error::partition_not_found);
-    return;
-  }
-  finish(shard, owner->store_offset(consumer, offset));
+Result<Ref<internal::PartitionCell>> StoreOffset::resolve(BrokerShard& shard) {
+  return offset_partition(shard, consumer, group, stream, topic, partition);
 }
 
-void GetOffset::step(BrokerShard& shard) {
-  if (stage_ == 0) {
-    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
-    if (!cell.ok()) {
-      finish(shard, cell.error());
-      return;
-    }
-    cell_ = std::move(cell).value();
-    if (cell_->owner() != shard.id()) {
-      go_to(shard, cell_->owner(), 1);
-      return;
-    }
-  }
-  Ref<internal::PartitionCell> cell = std::move(cell_);
-  internal::Partition* const owner = shard.owned(*cell);
-  if (owner == nullptr) {
-    finish(shard, Error::partition_not_found);
-    return;
-  }
-  partition_id = cell->key.partition.value();
-  current_offset = cell->current_offset();
-  stored = owner->stored_offset(consumer);
+void StoreOffset::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  finish(shard, owner.store_offset(consumer, offset));
+}
+
+Result<Ref<internal::PartitionCell>> GetOffset::resolve(BrokerShard& shard) {
+  return offset_partition(shard, consumer, group, stream, topic, partition);
+}
+
+void GetOffset::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  partition_id = owner.cell().key.partition.value();
+  current_offset = owner.cell().current_offset();
+  stored = owner.stored_offset(consumer);
   finish(shard, ok_status());
 }
 
-void DeleteSegments::step(BrokerShard& shard) {
-  if (stage_ == 0) {
-    auto cell = shard.catalog().partition(stream, topic, partition);
-    if (!cell.ok()) {
-      finish(shard, cell.error());
-      return;
-    }
-    cell_ = std::move(cell).value();
-    if (cell_->owner() != shard.id()) {
-      go_to(shard, cell_->owner(), 1);
-      return;
-    }
-  }
-  Ref<internal::PartitionCell> cell = std::move(cell_);
-  internal::Partition* const owner = shard.owned(*cell);
-  if (owner == nullptr) {
-    finish(shard, Error::partition_not_found);
-    return;
-  }
-  const Result<uint32_t> result = owner->delete_segments(count);
+Result<Ref<internal::PartitionCell>> DeleteSegments::resolve(BrokerShard& shard) {
+  return shard.catalog().partition(stream, topic, partition);
+}
+
+void DeleteSegments::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  const Result<uint32_t> result = owner.delete_segments(count);
   if (result.ok()) deleted = *result;
   finish(shard, result.ok() ? ok_status() : Status(result.error()));
 }
 
-void FlushUnsavedBuffer::step(BrokerShard& shard) {
-  if (stage_ == 0) {
-    auto cell = shard.catalog().partition(stream, topic, partition);
-    if (!cell.ok()) {
-      finish(shard, cell.error());
-      return;
-    }
-    cell_ = std::move(cell).value();
-    if (cell_->owner() != shard.id()) {
-      go_to(shard, cell_->owner(), 1);
-      return;
-    }
-  }
-  internal::Partition* const owner = shard.owned(*cell_);
-  if (owner == nullptr) {
-    cell_.reset();
-    finish(shard, Error::partition_not_found);
-    return;
-  }
-  owner->log().flush(fsync, *this);
+Result<Ref<internal::PartitionCell>> FlushUnsavedBuffer::resolve(BrokerShard& shard) {
+  return shard.catalog().partition(stream, topic, partition);
+}
+
+void FlushUnsavedBuffer::at_owner(BrokerShard& /*shard*/, internal::Partition& owner) {
+  owner.log().flush(fsync, *this);
 }
 
 void FlushUnsavedBuffer::flushed(Status status) {
-  cell_.reset();
   finish(*BrokerShard::current(), std::move(status));
 }
 
-void DeleteOffset::step(BrokerShard& shard) {
-  if (stage_ == 0) {
-    auto cell = offset_partition(shard, consumer, group, stream, topic, partition);
-    if (!cell.ok()) {
-      finish(shard, cell.error());
-      return;
-    }
-    cell_ = std::move(cell).value();
-    if (cell_->owner() != shard.id()) {
-      go_to(shard, cell_->owner(), 1);
-      return;
-    }
-  }
-  Ref<internal::PartitionCell> cell = std::move(cell_);
-  internal::Partition* const owner = shard.owned(*cell);
-  finish(shard,
-         owner == nullptr ? Status(Error::partition_not_found) : owner->delete_offset(consumer));
+Result<Ref<internal::PartitionCell>> DeleteOffset::resolve(BrokerShard& shard) {
+  return offset_partition(shard, consumer, group, stream, topic, partition);
+}
+
+void DeleteOffset::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  finish(shard, owner.delete_offset(consumer));
 }
 
 // Stats: a tour of every shard, 0 to N-1, then home.
