@@ -136,10 +136,17 @@ size_t Reactor::run_once(bool block) {
   } else {
     handled += static_cast<size_t>(ring_->run(Duration(0)));
   }
-  handled += run_inbox();
-  handled += timers_.advance(clock_.monotonic_now());
-  if (hook_ != nullptr) hook_->on_iteration_end();
-  flush_outboxes();
+  // Tasks this shard posts to itself while finishing a pass (a wake-up handed back to a poll
+  // parked here, an acknowledgement that follows it) run in the same iteration, so their
+  // answers go out with this iteration's submissions rather than one kernel round trip later.
+  // Bounded, so a task that keeps posting to its own shard cannot starve the ring.
+  for (int pass = 0; pass < passes_max; pass++) {
+    handled += run_inbox();
+    handled += timers_.advance(clock_.monotonic_now());
+    if (hook_ != nullptr) hook_->on_iteration_end();
+    flush_outboxes();
+    if (inbox_.empty()) break;
+  }
   return handled;
 }
 

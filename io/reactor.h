@@ -86,9 +86,12 @@ class Reactor {
 
   // One loop iteration. If `block` and nothing is pending, sleeps in the kernel until a
   // completion, a cross-shard wake or the next timer; then dispatches completions, runs inbox
-  // tasks, expires timers and calls the iteration hook, then flushes posts to other shards.
+  // tasks, expires timers and calls the iteration hook, then flushes posts to other shards;
+  // tasks posted to this shard meanwhile get up to `passes_max` - 1 more such passes.
   // Returns how many completions, tasks and timers it handled.
   size_t run_once(bool block);
+
+  static constexpr int passes_max = 4;
 
  private:
   class GateRead final : public Completion {

@@ -31,6 +31,9 @@ class Append : public PartitionOperation {
   uint32_t count = 0;
   uint32_t partition_id = 0;       // Out: where they went.
   storage::AppendResult appended;  // Out.
+  // Out, once the partition was found: the shard that owns it. A client that only uses this
+  // partition is served without a hop from there (harkd moves such connections to it).
+  std::optional<ShardId> owner_shard;
 
  private:
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
@@ -43,6 +46,9 @@ struct PollResult {
   uint32_t partition_id = 0;
   uint64_t current_offset = 0;  // Last offset of the partition; 0 when empty.
   storage::ReadView messages;
+  // The shard that owns the partition, for a poll of one partition (not a group member's
+  // tour of its assignment): see Append::owner_shard.
+  std::optional<ShardId> owner_shard;
 };
 
 // Tag of the hook by which a shard lists its parked group polls (to re-evaluate them when

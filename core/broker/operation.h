@@ -155,6 +155,8 @@ class Operation : public io::Task {
  protected:
   // Ends the operation: back to the home shard if needed, then done().
   void finish(internal::BrokerShard& shard, Status status);
+  // finish() with ok, once this iteration's wake-ups have left (WaitShard::after_settle).
+  void finish_after_settle(internal::BrokerShard& shard);
   void go_to(internal::BrokerShard& shard, ShardId target, uint8_t stage);
 
   Status status_;

@@ -10,6 +10,7 @@ namespace {
 
 // The stage at which an operation that came back to its home shard is delivered.
 constexpr uint8_t deliver_stage = 0xff;
+constexpr uint8_t settled_stage = 0xfe;
 
 constexpr uint32_t topic_partitions_max = 1000;
 
@@ -38,6 +39,10 @@ void Operation::run() {
     done();
     return;
   }
+  if (stage_ == settled_stage) {
+    finish(shard, ok_status());
+    return;
+  }
   step(shard);
 }
 
@@ -49,6 +54,11 @@ void Operation::finish(BrokerShard& shard, Status status) {
   }
   stage_ = deliver_stage;
   shard.reactor().post(home_, *this);
+}
+
+void Operation::finish_after_settle(BrokerShard& shard) {
+  stage_ = settled_stage;
+  shard.waits().after_settle(*this);
 }
 
 void Operation::go_to(BrokerShard& shard, ShardId target, uint8_t stage) {
@@ -310,6 +320,7 @@ void GetTopics::step(BrokerShard& shard) {
 
 // Append: the partition is picked at home.
 Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
+  owner_shard.reset();
   HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
   const auto partitions = static_cast<uint32_t>(entry->partitions.size());
   if (partitions == 0) return Error::no_partitions;
@@ -325,9 +336,14 @@ Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
 }
 
 void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  owner_shard = shard.id();
   const auto result = owner.append(shard.waits(), messages, count);
-  if (result.ok()) appended = *result;
-  finish(shard, result.ok() ? ok_status() : Status(result.error()));
+  if (!result.ok()) {
+    finish(shard, result.error());
+    return;
+  }
+  appended = *result;
+  finish_after_settle(shard);
 }
 
 // Offsets: resolved at home, stored or read at the owner.

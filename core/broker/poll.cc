@@ -63,6 +63,7 @@ void Poll::begin(BrokerShard& shard) {
     return;
   }
   result.partition_id = cells_.front()->key.partition.value();
+  if (!group_wide_) result.owner_shard = cells_.front()->owner();
   if (count == 0) {
     result.current_offset = cells_.front()->current_offset();
     answer(shard);

@@ -216,9 +216,14 @@ void WaitShard::on_iteration_end() {
     counters_.woken += point->settle([this](Registration& r) { hand_back(r); });
   }
   dirty_.clear();
+  // Behind the hand-backs to this shard in the same outbox, so they run after them.
+  for (io::Task* task : after_settle_) reactor_.post(reactor_.id(), *task);
+  after_settle_.clear();
   hand_backs_unflushed_ = 0;  // The reactor flushes the rest right after this hook.
   flush_chunk_ = first_flush_chunk;
 }
+
+void WaitShard::after_settle(io::Task& task) { after_settle_.push_back(&task); }
 
 void WaitShard::sweep() {
   owned_.for_each([&](CommitPoint& point) {

@@ -102,6 +102,11 @@ class WaitShard final : public io::IterationHook {
   void reset(CommitPoint& point, uint64_t next_offset);
   // Owner. Shutdown: aborts every poll parked on any adopted point.
   void abort_all(AbortReason reason);
+  // Owner. Runs `task` on this shard once this iteration's commits are settled, after the
+  // polls they woke were handed back. Appends acknowledge through it, so a parked consumer's
+  // answer leaves before its producer's acknowledgement (both go out in the same batch of
+  // submissions; the wake-up is the latency that counts).
+  void after_settle(io::Task& task);
 
   // Owner. Optional; must outlive the shard's use of it.
   void set_win_hook(WinHook* hook) { win_hook_ = hook; }
@@ -141,6 +146,7 @@ class WaitShard final : public io::IterationHook {
   IntrusiveList<Registration, PoolTag> free_registrations_;
   IntrusiveList<CommitPoint> owned_;
   std::vector<CommitPoint*> dirty_;
+  std::vector<io::Task*> after_settle_;  // Capacity reused.
   SweepTimer sweep_timer_;
   WinHook* win_hook_ = nullptr;
   WaitCounters counters_;
