@@ -15,6 +15,12 @@ void ClientRegistry::set_user(uint32_t client_id, uint32_t user_id) {
   if (found != clients_.end()) found->second.user_id = user_id;
 }
 
+void ClientRegistry::set_shard(uint32_t client_id, uint32_t shard) {
+  std::lock_guard lock(mutex_);
+  const auto found = clients_.find(client_id);
+  if (found != clients_.end()) found->second.shard = shard;
+}
+
 void ClientRegistry::remove(uint32_t client_id) {
   std::lock_guard lock(mutex_);
   clients_.erase(client_id);
@@ -42,6 +48,15 @@ std::vector<ClientInfo> ClientRegistry::list() const {
 uint32_t ClientRegistry::count() const {
   std::lock_guard lock(mutex_);
   return static_cast<uint32_t>(clients_.size());
+}
+
+std::vector<uint32_t> ClientRegistry::count_by_shard(uint32_t shards_count) const {
+  std::vector<uint32_t> counts(shards_count, 0);
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, client] : clients_) {
+    if (client.shard < shards_count) counts[client.shard]++;
+  }
+  return counts;
 }
 
 }  // namespace hark::server

@@ -30,12 +30,15 @@ class ClientRegistry {
 
   void add(const ClientInfo& client);
   void set_user(uint32_t client_id, uint32_t user_id);
+  void set_shard(uint32_t client_id, uint32_t shard);
   void remove(uint32_t client_id);
 
   std::optional<ClientInfo> find(uint32_t client_id) const;
   // Every client, by id.
   std::vector<ClientInfo> list() const;
   uint32_t count() const;
+  // How many clients each of `shards_count` shards serves.
+  std::vector<uint32_t> count_by_shard(uint32_t shards_count) const;
 
  private:
   mutable std::mutex mutex_;

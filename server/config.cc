@@ -106,6 +106,17 @@ std::string apply_size(T& target, std::string_view key, std::string_view value, 
   return {};
 }
 
+std::string apply_bool(bool& target, std::string_view key, std::string_view value) {
+  if (value == "true" || value == "on" || value == "1") {
+    target = true;
+  } else if (value == "false" || value == "off" || value == "0") {
+    target = false;
+  } else {
+    return bad(key, value, "true or false");
+  }
+  return {};
+}
+
 std::string_view durability_name(storage::Durability durability) {
   switch (durability) {
     case storage::Durability::never: return "never";
@@ -148,6 +159,12 @@ const Setting settings[] = {
        return apply_count<1, shards_max>(o.shards_count, "server.shards", v);
      },
      [](const ServerOptions& o) { return std::to_string(o.shards_count); }},
+    {"server.migrate_connections", "--migrate-connections", "HARK_MIGRATE_CONNECTIONS", "",
+     "move a connection to the shard owning the partition it sends to or polls (true/false)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_bool(o.migrate_connections, "server.migrate_connections", v);
+     },
+     [](const ServerOptions& o) { return std::string(o.migrate_connections ? "true" : "false"); }},
     {"log.level", "--log-level", "HARK_LOG_LEVEL", "IGGY_SYSTEM_LOGGING_LEVEL",
      "debug, info, warn, error or off",
      [](ServerOptions& o, std::string_view v) -> std::string {

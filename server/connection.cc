@@ -25,12 +25,22 @@ size_t ahead_max_of(const protocol::FrameLimits& limits) {
 }  // namespace
 
 Connection::Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer)
+    : Connection(shard, ConnectionState{.fd = fd,
+                                        .client_id = client_id,
+                                        .peer = std::move(peer),
+                                        .requests = RequestBuffer(
+                                            shard.options().frame_limits,
+                                            ahead_max_of(shard.options().frame_limits))}) {}
+
+Connection::Connection(ShardServer& shard, ConnectionState state)
     : shard_(shard),
-      fd_(fd),
-      client_id_(client_id),
-      peer_(std::move(peer)),
+      fd_(state.fd),
+      client_id_(state.client_id),
+      peer_(std::move(state.peer)),
       sender_(shard.ring()),
-      requests_(shard.options().frame_limits, ahead_max_of(shard.options().frame_limits)) {}
+      requests_(std::move(state.requests)),
+      authenticated_(state.authenticated),
+      migration_decided_(state.migration_decided) {}
 
 Connection::~Connection() {
   // Freed only once closed (ShardServer::collect) or abandoned at teardown (drain).
@@ -49,6 +59,14 @@ void Connection::start() {
                         .address = peer_});
   registered_ = true;
   arm_recv();
+}
+
+void Connection::resume() {
+  // Listed in the registry since it connected on the first shard.
+  shard_.clients().set_shard(client_id_, shard_.id().value());
+  registered_ = true;
+  arm_recv();
+  next_request();
 }
 
 void Connection::close_when_idle() { begin_close(); }
@@ -91,8 +109,9 @@ void Connection::recv_complete(int32_t result, uint32_t flags) {
     peer_gone_ = true;
     begin_close();
   }
-  if (!recv_armed_ && !closing_) arm_recv();
+  if (!recv_armed_ && !closing_ && !migrating_) arm_recv();
   close_if_idle();
+  migrate_if_ready();
 }
 
 void Connection::received(std::span<const std::byte> bytes) {
@@ -106,7 +125,7 @@ void Connection::received(std::span<const std::byte> bytes) {
     begin_close();
     return;
   }
-  if (!request_active_) next_request();
+  if (!request_active_ && !migrating_) next_request();
 }
 
 void Connection::next_request() {
@@ -164,6 +183,7 @@ void Connection::submit(core::Operation& op) {
 void Connection::op_done() {
   HARK_ASSERT(op_busy_);
   op_busy_ = false;
+  if (migration_candidate_) decide_migration();
   if (peer_gone_) {
     close_if_idle();
     return;
@@ -240,6 +260,7 @@ void Connection::commit_done() {
     return;
   }
   close_if_idle();
+  migrate_if_ready();
 }
 
 void Connection::finish_request() {
@@ -255,6 +276,10 @@ void Connection::finish_request() {
   }
   if (closing_) {
     close_if_idle();
+    return;
+  }
+  if (migrate_to_.has_value()) {
+    begin_migration();
     return;
   }
   next_request();
@@ -304,11 +329,65 @@ void Connection::close_if_idle() {
     shard_.clients().remove(client_id_);
     registered_ = false;
   }
+  if (migrating_) shard_.migration_refused();
   closed_ = true;
   ::close(fd_);
   fd_ = -1;
   HARK_LOG_DEBUG("connection %s closed", peer_);
   shard_.retire(*this);
+}
+
+void Connection::decide_migration() {
+  migration_candidate_ = false;
+  const Status* status = nullptr;
+  std::optional<ShardId> owner;
+  if (const auto* append = std::get_if<ConnectionOp<core::Append>>(&op_)) {
+    status = &append->status();
+    owner = append->owner_shard;
+  } else if (const auto* poll = std::get_if<ConnectionOp<core::Poll>>(&op_)) {
+    status = &poll->status();
+    owner = poll->result.owner_shard;
+  }
+  // A failed request (no such partition yet) decides nothing: the next one may.
+  if (status == nullptr || !status->ok() || !owner.has_value()) return;
+  migration_decided_ = true;
+  // A group member's partitions change with every rebalance: it stays where it is.
+  if (*owner == shard_.id() || joined_group_ || !shard_.options().migrate_connections) return;
+  migrate_to_ = owner;
+}
+
+void Connection::begin_migration() {
+  HARK_ASSERT(!request_active_);
+  migrating_ = true;
+  // Bytes already received come with it; the kernel keeps the rest in the socket until the
+  // new shard receives.
+  if (recv_armed_ && !recv_cancelled_) {
+    recv_cancelled_ = true;
+    shard_.ring().cancel(receive_);
+  }
+  migrate_if_ready();
+}
+
+void Connection::migrate_if_ready() {
+  // A close (the peer went, the server stops) wins over a migration under way.
+  if (!migrating_ || closing_ || closed_) return;
+  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_) {
+    return;
+  }
+  ConnectionState state{.fd = fd_,
+                        .client_id = client_id_,
+                        .peer = peer_,
+                        .requests = std::move(requests_),
+                        .authenticated = authenticated_,
+                        .migration_decided = true};
+  const ShardId target = *migrate_to_;
+  fd_ = -1;
+  registered_ = false;  // The target shard updates the registry's entry.
+  closed_ = true;
+  HARK_LOG_DEBUG("connection %s: migrating from shard %u to shard %u", peer_, shard_.id().value(),
+                 target.value());
+  shard_.retire(*this);
+  shard_.send_away(target, std::move(state));
 }
 
 }  // namespace hark::server

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -11,6 +12,7 @@
 #include "core/base/assert.h"
 #include "core/base/intrusive_list.h"
 #include "core/base/result.h"
+#include "core/base/units.h"
 #include "core/broker/operations.h"
 #include "io/completion.h"
 #include "io/sender.h"
@@ -26,6 +28,17 @@ namespace hark::server {
 
 class Connection;
 class ShardServer;
+
+// What a connection is between two requests: all of it that moves when the connection
+// migrates to another shard (migration.h).
+struct ConnectionState {
+  int fd = -1;  // Connected socket; owned.
+  uint32_t client_id = 0;
+  std::string peer;
+  RequestBuffer requests;  // Bytes the client sent ahead, unread.
+  bool authenticated = false;
+  bool migration_decided = false;  // A connection migrates at most once.
+};
 
 // An Operation a connection submits; its done() goes back to the connection.
 template <typename Op>
@@ -79,12 +92,17 @@ class Connection final : public ListHook<>, private io::SendDone {
   // Takes ownership of `fd` (an accepted, connected socket). `client_id` is unique in the
   // process (Iggy's client id; a consumer group's member id). `peer` is for logs.
   Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer);
+  // A connection that migrated here from another shard (ShardServer::adopt).
+  Connection(ShardServer& shard, ConnectionState state);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   // Arms the receive. Called once, right after accept.
   void start();
+  // Arms the receive on the shard a connection migrated to and answers what it had sent
+  // ahead. Called once, right after adoption.
+  void resume();
   // Server stop: no new requests; the one in flight is answered, then the connection closes.
   void close_when_idle();
   // Shard teardown: cancel every ring operation, answer nothing more.
@@ -145,6 +163,11 @@ class Connection final : public ListHook<>, private io::SendDone {
   void store_polled_offset();
   void begin_close();
   void close_if_idle();
+  // Migration (docs/architecture.md §6): decided by the first successful send or poll that
+  // names one partition, carried out between requests once nothing is in flight.
+  void decide_migration();
+  void begin_migration();
+  void migrate_if_ready();
 
   // One per request type this server implements (connection_requests.cc). Ok: a response is
   // under way. An error: answer it.
@@ -258,8 +281,12 @@ class Connection final : public ListHook<>, private io::SendDone {
   bool registered_ = false;    // Listed in the ClientRegistry.
   bool poll_cancelled_ = false;
   bool close_after_response_ = false;
-  bool peer_gone_ = false;  // Nothing more is sent.
-  bool closing_ = false;    // No new request is read.
+  bool migration_decided_ = false;     // Migrated, or chose not to: never again.
+  bool migration_candidate_ = false;   // The current request may decide it.
+  std::optional<ShardId> migrate_to_;  // Decided: move there after this response.
+  bool migrating_ = false;             // No new request is read; waiting for a quiet moment.
+  bool peer_gone_ = false;             // Nothing more is sent.
+  bool closing_ = false;               // No new request is read.
   bool closed_ = false;
 };
 

@@ -112,6 +112,8 @@ Status Connection::handle(const protocol::SendMessagesRequest& request) {
   }
   auto& op = start_op<core::Append>();
   HARK_TRY(fill_append(request, op));
+  migration_candidate_ = !migration_decided_ &&
+                         request.partitioning.kind() == protocol::PartitioningKind::partition_id;
   submit(op);
   return ok_status();
 }
@@ -121,6 +123,8 @@ Status Connection::handle(const protocol::PollMessagesRequest& request) {
   HARK_TRY(fill_poll(request, client_id_, op));
   auto_commit_ = request.auto_commit;
   poll_cancelled_ = false;
+  migration_candidate_ = !migration_decided_ && request.partition_id.has_value() &&
+                         request.consumer.kind == protocol::ConsumerKind::consumer;
   submit(op);
   return ok_status();
 }

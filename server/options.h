@@ -35,6 +35,10 @@ struct ServerOptions {
   // A poll's wait_timeout_us is clamped to this.
   Duration max_wait = std::chrono::seconds(30);
 
+  // Move a connection to the shard that owns the one partition its first partition-addressed
+  // send or poll uses (docs/architecture.md §6, Migration): its requests then need no hop.
+  bool migrate_connections = true;
+
   // Open client connections, over all shards (each shard takes its share, rounded up). A
   // connection over the limit is answered CannotEstablishConnection (9) and closed.
   uint32_t connections_max = 10'000;

@@ -30,6 +30,8 @@ class RequestBuffer {
       : limits_(limits), ahead_max_(ahead_max) {}
   RequestBuffer(const RequestBuffer&) = delete;
   RequestBuffer& operator=(const RequestBuffer&) = delete;
+  // A connection that migrates to another shard takes its unread bytes along.
+  RequestBuffer(RequestBuffer&&) = default;
 
   // Adds received bytes. Returns false (nothing added) if a frame is pinned and the side
   // buffer would grow past ahead_max.

@@ -49,6 +49,7 @@ Server::Server(const ServerOptions& options, std::vector<int> listeners)
     : listeners_(std::move(listeners)), shards_(listeners_.size()) {
   HARK_ASSERT(!listeners_.empty());
   shared_.options = options;
+  shared_.shards.resize(listeners_.size(), nullptr);
   shared_.started_at = SystemClock().realtime_now();
 }
 
@@ -57,6 +58,16 @@ Server::~Server() {
   for (const int fd : listeners_) {
     if (fd >= 0) ::close(fd);
   }
+}
+
+std::string Server::connections_by_shard() const {
+  std::string text;
+  for (const uint32_t count :
+       shared_.clients.count_by_shard(static_cast<uint32_t>(shards_.size()))) {
+    if (!text.empty()) text += '/';
+    text += std::to_string(count);
+  }
+  return text;
 }
 
 Status Server::on_start(core::Broker& broker, io::Reactor& reactor) {
@@ -72,6 +83,7 @@ Status Server::on_start(core::Broker& broker, io::Reactor& reactor) {
   listeners_[index] = -1;  // create() owns it now, failed or not.
   HARK_TRY_ASSIGN(shards_[index],
                   ShardServer::create(reactor, broker, listener, shared_, connections_max));
+  shared_.shards[index] = shards_[index].get();
   return ok_status();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/base/result.h"
@@ -39,6 +40,14 @@ class Server final : public core::ShardHooks {
 
   // Open client connections over every shard (any thread).
   uint32_t connections_count() const { return shared_.clients.count(); }
+  // Open client connections per shard, "3/1" (any thread).
+  std::string connections_by_shard() const;
+  // Connections migrated to their partition's owner shard, and migrations abandoned for a
+  // close (any thread).
+  uint64_t migrations() const { return shared_.migrations.load(std::memory_order_relaxed); }
+  uint64_t migrations_refused() const {
+    return shared_.migrations_refused.load(std::memory_order_relaxed);
+  }
 
  private:
   ServerShared shared_;

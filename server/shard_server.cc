@@ -137,6 +137,33 @@ void ShardServer::retire(Connection& connection) {
   retired_.push_back(connection);
 }
 
+void ShardServer::send_away(ShardId target, ConnectionState state) {
+  HARK_ASSERT(!stopping_);
+  auto* migration = new Migration(shared_, target, std::move(state));
+  reactor_.post(target, *migration);  // Owned by the task until adopt() (or its close).
+}
+
+void ShardServer::adopt(std::unique_ptr<Migration> migration) {
+  ConnectionState& state = migration->state;
+  if (stopping_) {
+    // Shutting down: it would be closed here at once. ~Migration closes the socket.
+    HARK_LOG_DEBUG("shard %u: client %u arrived while stopping; closing", id().value(),
+                   state.client_id);
+    clients().remove(state.client_id);
+    migration_refused();
+    return;
+  }
+  const uint32_t client_id = state.client_id;
+  auto connection = std::make_unique<Connection>(*this, std::move(state));
+  state.fd = -1;  // The connection owns the socket now.
+  HARK_LOG_DEBUG("shard %u: client %u (%s) migrated here", id().value(), client_id,
+                 connection->peer());
+  shared_.migrations.fetch_add(1, std::memory_order_relaxed);
+  Connection& adopted = *connection.release();  // Owned by the lists until collect().
+  live_.push_back(adopted);
+  adopted.resume();
+}
+
 void ShardServer::collect() {
   while (Connection* connection = retired_.pop_front()) {
     std::unique_ptr<Connection> owned(connection);

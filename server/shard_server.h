@@ -1,7 +1,9 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/base/intrusive_list.h"
 #include "core/base/result.h"
@@ -12,6 +14,7 @@
 #include "io/timer_wheel.h"
 #include "server/client_registry.h"
 #include "server/connection.h"
+#include "server/migration.h"
 #include "server/options.h"
 
 namespace hark::server {
@@ -21,6 +24,13 @@ struct ServerShared {
   ServerOptions options;
   ClientRegistry clients;  // Thread-safe (control plane).
   UnixMicros started_at = 0;
+  // Shard i's server, set by shard i in its on_start before any shard's loop runs; the
+  // migrations to shard i read it there.
+  std::vector<ShardServer*> shards;
+  // Connections moved to their partition's owner shard, and migrations that ended in a close
+  // instead (the client went away meanwhile, or the target shard was stopping).
+  std::atomic<uint64_t> migrations{0};
+  std::atomic<uint64_t> migrations_refused{0};
 };
 
 // harkd on one shard: the shard's listener (multishot accept on its SO_REUSEPORT socket), its
@@ -61,6 +71,12 @@ class ShardServer final : private io::Completion {
   bool stopping() const { return stopping_; }
   // `connection` is closed: free it at the next safe point.
   void retire(Connection& connection);
+  // Posts a migrating connection's state to shard `target` (Migration).
+  void send_away(ShardId target, ConnectionState state);
+  // On this shard: takes in a connection that migrated here.
+  void adopt(std::unique_ptr<Migration> migration);
+  // A connection gave up its migration (it closes instead).
+  void migration_refused() { shared_.migrations_refused.fetch_add(1, std::memory_order_relaxed); }
   // Frees retired connections. Only from a ring completion's entry (never nested in a
   // connection's own call chain).
   void collect();

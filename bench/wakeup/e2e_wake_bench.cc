@@ -8,8 +8,11 @@
 //          a loop; the producer waits until the previous message arrived, idles `gap` (the
 //          consumer parks again meanwhile), records the steady clock and sends one message
 //          carrying that time in its payload. latency = poll returned - sent, which covers
-//          the producer's send, harkd's append, the wake (across shards when the partition's
-//          owner is not the consumer connection's shard) and the poll response.
+//          the producer's send, harkd's append, the wake and the poll response. Measured on
+//          two servers in the same run: one with connection migration (the default: both
+//          connections move to the partition's owner shard after their first request, so
+//          the wake needs no hop) and one with --migrate-connections false (the producer's
+//          append and the consumer's answer may each cross shards).
 //   ping   a client sends PING to harkd every `gap` and reads the answer: harkd's own request
 //          round trip, the floor under the wake (which adds the append and the wake itself).
 //   timeout  the consumer polls past the end of partition 0 with a 10 ms wait, one poll after
@@ -28,6 +31,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -285,6 +289,41 @@ std::vector<double> measure_ping(const std::string& address, int count, bool& fa
   return samples;
 }
 
+// PING round trips to harkd over a plain blocking socket (no client library): harkd's own
+// share of a request, next to the echo thread's.
+std::vector<double> measure_raw_ping(const std::string& address, int count, bool& failed) {
+  std::vector<double> samples;
+  const size_t colon = address.rfind(':');
+  sockaddr_in server{};
+  server.sin_family = AF_INET;
+  server.sin_port = htons(static_cast<uint16_t>(std::atoi(address.c_str() + colon + 1)));
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &server.sin_addr) != 1 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&server), sizeof server) != 0) {
+    std::perror("raw ping connect");
+    if (fd >= 0) ::close(fd);
+    failed = true;
+    return samples;
+  }
+  set_nodelay(fd);
+  // [length 4][code 1 = ping]; the answer is [status 0][length 0].
+  const std::array<uint8_t, 8> ping{4, 0, 0, 0, 1, 0, 0, 0};
+  std::array<std::byte, 8> answer{};
+  for (int i = 0; i < count; i++) {
+    if (gap.count() > 0) std::this_thread::sleep_for(gap);
+    const auto sent = SteadyClock::now();
+    if (!write_all(fd, reinterpret_cast<const std::byte*>(ping.data()), ping.size()) ||
+        !read_all(fd, answer.data(), answer.size())) {
+      std::fprintf(stderr, "raw ping: failed\n");
+      failed = true;
+      break;
+    }
+    samples.push_back(micros_between(sent, SteadyClock::now()));
+  }
+  ::close(fd);
+  return samples;
+}
+
 constexpr auto timeout_wait = 10ms;
 
 struct TimeoutRun {
@@ -346,7 +385,9 @@ Status create_topic(const std::string& address) {
 struct Results {
   std::vector<double> echo_us;
   std::vector<double> ping_us;
-  std::vector<double> wake_us;
+  std::vector<double> raw_ping_us;
+  std::vector<double> wake_us;        // harkd with connection migration (the default).
+  std::vector<double> wake_fixed_us;  // harkd with --migrate-connections false.
   uint64_t empty_polls = 0;
   TimeoutRun timeouts;
   bool failed = false;
@@ -354,7 +395,8 @@ struct Results {
 
 // Echo, ping and wake alternate in blocks, so a neighbour's load on this shared machine weighs
 // on all of them the same way and their ratios stay meaningful; the timeouts come last.
-Results measure_all(const std::string& address, int count, bool smoke) {
+Results measure_all(const std::string& address, const std::string& fixed_address, int count,
+                    bool smoke) {
   Results results;
   const size_t size = send_frame_size();
   const int blocks = smoke ? 1 : 10;
@@ -366,10 +408,13 @@ Results measure_all(const std::string& address, int count, bool smoke) {
     append(results.echo_us, measure_echo(count / blocks, size));
     bool ping_failed = false;
     append(results.ping_us, measure_ping(address, count / blocks, ping_failed));
+    append(results.raw_ping_us, measure_raw_ping(address, count / blocks, ping_failed));
     WakeRun wake = measure_wake(address, count / blocks);
     append(results.wake_us, std::move(wake.latency_us));
-    results.empty_polls += wake.empty_polls;
-    results.failed = ping_failed || wake.failed;
+    WakeRun fixed = measure_wake(fixed_address, count / blocks);
+    append(results.wake_fixed_us, std::move(fixed.latency_us));
+    results.empty_polls += wake.empty_polls + fixed.empty_polls;
+    results.failed = ping_failed || wake.failed || fixed.failed;
   }
   results.timeouts = measure_timeouts(address, smoke ? 5 : count / 4);
   results.timeouts.overshoot_us = without_warmup(std::move(results.timeouts.overshoot_us));
@@ -384,19 +429,26 @@ void print_results(Results& results, uint32_t shards, bool smoke) {
   const std::string gap_note = "gap " + std::to_string(gap.count()) + " µs";
   const Percentiles echo = summarize(results.echo_us);
   const Percentiles wake = summarize(results.wake_us);
+  const Percentiles fixed = summarize(results.wake_fixed_us);
   print_header();
   print_row("echo (loopback TCP round trip)", echo,
             std::to_string(send_frame_size()) + "-byte messages, " + gap_note);
   print_row("ping (harkd request round trip)", summarize(results.ping_us), gap_note);
+  print_row("ping, plain socket", summarize(results.raw_ping_us),
+            "as echo: blocking send/recv, no client library");
   print_row("wake (send -> parked poll returns)", wake,
-            "harkd " + std::to_string(shards) + " shards, wait 1 s, next + auto-commit; " +
-                std::to_string(results.empty_polls) + " empty");
+            "harkd " + std::to_string(shards) + " shards, connections migrate to the owner");
+  print_row("wake, migration off", fixed,
+            "harkd " + std::to_string(shards) + " shards, connections stay where accepted");
+  std::printf("(both: wait 1 s, next + auto-commit; %llu empty polls)\n",
+              static_cast<unsigned long long>(results.empty_polls));
   print_row("timeout 10 ms: answered - sent - wait", summarize(results.timeouts.overshoot_us),
             "client side: includes one loopback round trip");
   print_row("client sleep_for(10 ms) overshoot", summarize(results.timeouts.sleep_overshoot_us),
             "this machine's scheduling noise, same moments");
   if (echo.p50 > 0) {
-    std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5)%s\n", wake.p50 / echo.p50,
+    std::printf("wake_p50 / echo_p50 = %.2f (target <= 1.5); migration off: %.2f%s\n",
+                wake.p50 / echo.p50, fixed.p50 / echo.p50,
                 smoke ? "  [smoke: too few samples to mean anything]" : "");
   }
 }
@@ -431,27 +483,36 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Two servers side by side: migration on (the default) and off.
   test::HarkdProcess harkd;
+  test::HarkdProcess fixed;
   test::HarkdProcess::Options options;
   options.harkd_path = harkd_path;
   options.shards_count = shards;
-  if (!harkd.start(options)) {
-    std::fprintf(stderr, "harkd did not start: %s\n%s", harkd.error_text().c_str(),
-                 harkd.stderr_tail().c_str());
-    return 1;
+  test::HarkdProcess::Options fixed_options = options;
+  fixed_options.extra_args = {"--migrate-connections", "false"};
+  for (auto [process, process_options] : {std::pair{&harkd, &options}, {&fixed, &fixed_options}}) {
+    if (!process->start(*process_options)) {
+      std::fprintf(stderr, "harkd did not start: %s\n%s", process->error_text().c_str(),
+                   process->stderr_tail().c_str());
+      return 1;
+    }
+    if (const Status created = bench::create_topic(process->address()); !created.ok()) {
+      std::fprintf(stderr, "cannot create the stream and topic: %s\n",
+                   std::string(error_name(created.error())).c_str());
+      return 1;
+    }
   }
-  if (const Status created = bench::create_topic(harkd.address()); !created.ok()) {
-    std::fprintf(stderr, "cannot create the stream and topic: %s\n",
-                 std::string(error_name(created.error())).c_str());
-    return 1;
-  }
-  bench::Results results = bench::measure_all(harkd.address(), count, smoke);
-  const test::ProcessExit exit = harkd.stop();
+  bench::Results results = bench::measure_all(harkd.address(), fixed.address(), count, smoke);
   bench::print_results(results, shards, smoke);
-  if (!exit.clean()) {
-    std::fprintf(stderr, "harkd did not stop cleanly: %s\n%s", test::describe(exit).c_str(),
-                 harkd.stderr_tail().c_str());
-    return 1;
+  bool clean = true;
+  for (test::HarkdProcess* process : {&harkd, &fixed}) {
+    const test::ProcessExit exit = process->stop();
+    if (!exit.clean()) {
+      std::fprintf(stderr, "harkd did not stop cleanly: %s\n%s", test::describe(exit).c_str(),
+                   process->stderr_tail().c_str());
+      clean = false;
+    }
   }
-  return results.failed ? 1 : 0;
+  return results.failed || !clean ? 1 : 0;
 }

@@ -1,0 +1,290 @@
+// Connection migration (docs/architecture.md §6): a connection whose first send or poll names
+// one partition moves to the shard that owns it, between requests, without the client
+// noticing. The tests learn which shard serves a connection from harkd's stats line
+// (shard_connections=a/b, migrations=N on SIGUSR1) and which shard owns a partition from the
+// same OwnershipMap harkd uses, so every case knows a migration must (or must not) happen.
+#include <signal.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/ownership_map.h"
+#include "protocol/send_messages.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace hark::test {
+namespace {
+
+// What one stats line says about connections.
+struct ConnectionStats {
+  std::vector<uint32_t> by_shard;
+  uint64_t migrations = 0;
+  uint64_t refused = 0;
+};
+
+std::optional<uint64_t> field(const std::string& line, const std::string& name) {
+  const size_t at = line.find(" " + name + "=");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stoull(line.substr(at + name.size() + 2));
+}
+
+std::optional<ConnectionStats> parse_stats(const std::string& line) {
+  ConnectionStats stats;
+  const std::optional<uint64_t> migrations = field(line, "migrations");
+  const std::optional<uint64_t> refused = field(line, "migrations_refused");
+  const size_t at = line.find(" shard_connections=");
+  if (!migrations || !refused || at == std::string::npos) return std::nullopt;
+  stats.migrations = *migrations;
+  stats.refused = *refused;
+  size_t position = at + std::string(" shard_connections=").size();
+  while (position < line.size() && std::isdigit(static_cast<unsigned char>(line[position]))) {
+    size_t used = 0;
+    stats.by_shard.push_back(static_cast<uint32_t>(std::stoul(line.substr(position), &used)));
+    position += used;
+    if (position < line.size() && line[position] == '/') position++;
+  }
+  return stats;
+}
+
+protocol::Bytes send_frame(uint32_t partition, std::string_view payload) {
+  const protocol::Bytes bytes = bytes_of(payload);
+  const protocol::OutgoingMessage message{.payload = bytes};
+  const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(0),
+                                    .topic_id = protocol::Identifier::numeric(0),
+                                    .partitioning = protocol::Partitioning::partition(partition)};
+  protocol::Bytes frame;
+  EXPECT_TRUE(protocol::encode_send_messages(target, {&message, 1}, frame).ok());
+  return frame;
+}
+
+class HarkdMigration : public HarkdTest {
+ protected:
+  static constexpr uint32_t partitions = 4;
+
+  void SetUp() override {
+    HarkdTest::SetUp();
+    create_stream_and_topic(partitions);
+  }
+
+  // Asks for a stats line (SIGUSR1) and returns it parsed.
+  ConnectionStats stats() {
+    const size_t before = stats_lines();
+    harkd_.signal(SIGUSR1);
+    const auto deadline = SteadyClock::now() + at_once_bound;
+    while (SteadyClock::now() < deadline) {
+      if (stats_lines() > before) {
+        const std::string tail = harkd_.stderr_tail(5);
+        const size_t at = tail.rfind("stats: ");
+        const std::optional<ConnectionStats> parsed =
+            parse_stats(tail.substr(at, tail.find('\n', at) - at));
+        if (parsed.has_value() && parsed->by_shard.size() == shards_count) return *parsed;
+        ADD_FAILURE() << "unreadable stats line: " << tail;
+        return {};
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    ADD_FAILURE() << "no stats line after SIGUSR1";
+    return {};
+  }
+
+  // The shard a just-opened connection landed on: the one whose count grew.
+  std::optional<uint32_t> shard_gained(const ConnectionStats& before,
+                                       const ConnectionStats& after) {
+    for (uint32_t shard = 0; shard < shards_count; shard++) {
+      if (after.by_shard[shard] > before.by_shard[shard]) return shard;
+    }
+    return std::nullopt;
+  }
+
+  // A partition of topic 0 owned by a shard other than `shard`.
+  static std::optional<uint32_t> partition_away_from(uint32_t shard) {
+    for (uint32_t partition = 0; partition < partitions; partition++) {
+      if (owner_of(partition) != shard) return partition;
+    }
+    return std::nullopt;
+  }
+
+  static uint32_t owner_of(uint32_t partition) {
+    const core::OwnershipMap map(shards_count);
+    return map.lookup({StreamId(0), TopicId(0), PartitionId(partition)}).shard.value();
+  }
+
+ private:
+  size_t stats_lines() const {
+    const std::string tail = harkd_.stderr_tail(1000);
+    size_t count = 0;
+    for (size_t at = tail.find("stats: "); at != std::string::npos;
+         at = tail.find("stats: ", at + 1)) {
+      count++;
+    }
+    return count;
+  }
+};
+
+TEST_F(HarkdMigration, AProducerMovesToItsPartitionsOwnerAndKeepsWorking) {
+  const ConnectionStats before = stats();
+  std::unique_ptr<client::Client> producer = connect_client();
+  ASSERT_NE(producer, nullptr);
+  const ConnectionStats connected = stats();
+  const std::optional<uint32_t> accepted_on = shard_gained(before, connected);
+  ASSERT_TRUE(accepted_on.has_value());
+  const std::optional<uint32_t> partition = partition_away_from(*accepted_on);
+  ASSERT_TRUE(partition.has_value()) << "every partition is owned by shard " << *accepted_on;
+
+  ASSERT_TRUE(send_text(*producer, protocol::Partitioning::partition(*partition), "m1").ok());
+  const ConnectionStats moved = stats();
+  EXPECT_EQ(moved.migrations, 1u);
+  EXPECT_EQ(moved.by_shard[owner_of(*partition)], connected.by_shard[owner_of(*partition)] + 1);
+  EXPECT_EQ(moved.by_shard[*accepted_on], connected.by_shard[*accepted_on] - 1);
+
+  // The moved connection answers as before, and it moves only once.
+  ASSERT_TRUE(send_text(*producer, protocol::Partitioning::partition(*partition), "m2").ok());
+  ASSERT_TRUE(producer->ping().ok());
+  const auto polled = producer->poll_messages(
+      poll_request(1, *partition, offset_strategy(0), 10, std::chrono::microseconds(0)));
+  ASSERT_TRUE(polled.ok()) << error_name(polled.error());
+  EXPECT_EQ(payloads_of(polled->messages()), (std::vector<std::string>{"m1", "m2"}));
+  EXPECT_EQ(stats().migrations, 1u);
+}
+
+TEST_F(HarkdMigration, PipelinedRequestsAroundTheMigrationKeepTheirOrder) {
+  const ConnectionStats before = stats();
+  RawConnection client;
+  ASSERT_TRUE(client.connect_and_login(address()));
+  const std::optional<uint32_t> accepted_on = shard_gained(before, stats());
+  ASSERT_TRUE(accepted_on.has_value());
+  const std::optional<uint32_t> partition = partition_away_from(*accepted_on);
+  ASSERT_TRUE(partition.has_value());
+
+  // Six requests in one write: the first decides the migration, the other five are read on
+  // the old shard and carried over unread, or arrive on the new one.
+  const auto poll_all = request_frame(
+      poll_request(7, *partition, offset_strategy(0), 10, std::chrono::microseconds(0)));
+  protocol::Bytes pipelined;
+  for (const protocol::Bytes& frame :
+       {send_frame(*partition, "a"), send_frame(*partition, "b"), poll_all,
+        request_frame(protocol::PingRequest{}), send_frame(*partition, "c"), poll_all}) {
+    pipelined.insert(pipelined.end(), frame.begin(), frame.end());
+  }
+  ASSERT_TRUE(client.send(pipelined));
+  const auto deadline = SteadyClock::now() + at_once_bound;
+  std::vector<std::optional<RawResponse>> responses;
+  for (int i = 0; i < 6; i++) responses.push_back(client.read_response(deadline));
+  for (int i = 0; i < 6; i++) {
+    ASSERT_TRUE(responses[i].has_value()) << "response " << i;
+    EXPECT_EQ(responses[i]->status, 0u) << "response " << i;
+  }
+  EXPECT_EQ(poll_outcome(responses[2]).payloads, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(poll_outcome(responses[5]).payloads, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_FALSE(client.readable_now()) << "nothing is answered twice";
+  const ConnectionStats after = stats();
+  EXPECT_EQ(after.migrations, 1u);
+  EXPECT_EQ(after.by_shard[owner_of(*partition)], before.by_shard[owner_of(*partition)] + 1);
+}
+
+TEST_F(HarkdMigration, AConsumerParkedAfterMovingIsWokenByAProducerThatMovedToo) {
+  std::vector<std::unique_ptr<client::Client>> clients;
+  for (int i = 0; i < 2; i++) clients.push_back(connect_client());
+  // Partition 0's owner is where both end up, whichever shards accepted them.
+  ASSERT_TRUE(send_text(*clients[0], protocol::Partitioning::partition(0), "first").ok());
+  RawConnection consumer;
+  ASSERT_TRUE(consumer.connect_and_login(address()));
+  ASSERT_EQ(poll_outcome(consumer.exchange(request_frame(poll_request(
+                             3, 0, offset_strategy(0), 10, std::chrono::microseconds(0)))))
+                .payloads,
+            (std::vector<std::string>{"first"}));
+  AsyncPoll parked(consumer, poll_request(3, 0, offset_strategy(1), 10, 10s));
+  std::this_thread::sleep_for(settle_time);
+  EXPECT_FALSE(parked.answered());
+  ASSERT_TRUE(send_text(*clients[1], protocol::Partitioning::partition(0), "second").ok());
+  const PollOutcome& woken = parked.wait(at_once_bound);
+  ASSERT_TRUE(woken.answered);
+  EXPECT_EQ(woken.payloads, (std::vector<std::string>{"second"}));
+  const ConnectionStats after = stats();
+  EXPECT_GE(after.by_shard[owner_of(0)], 3u) << "producer, consumer and second producer";
+}
+
+TEST_F(HarkdMigration, BalancedAndKeyedProducersAndGroupMembersStayWhereTheyAre) {
+  protocol::CreateConsumerGroupRequest group;
+  group.stream_id = protocol::Identifier::numeric(0);
+  group.topic_id = protocol::Identifier::numeric(0);
+  group.name = "g";
+  const auto created = admin_->create_consumer_group(group);
+  ASSERT_TRUE(created.ok()) << error_name(created.error());
+  std::unique_ptr<client::Client> balanced = connect_client();
+  std::unique_ptr<client::Client> keyed = connect_client();
+  std::unique_ptr<client::Client> member = connect_client();
+  const ConnectionStats connected = stats();
+
+  ASSERT_TRUE(send_text(*balanced, protocol::Partitioning::balanced(), "b").ok());
+  const protocol::Bytes key = bytes_of("key");
+  ASSERT_TRUE(send_text(*keyed, *protocol::Partitioning::messages_key(key), "k").ok());
+  ASSERT_TRUE(member
+                  ->join_consumer_group({.stream_id = protocol::Identifier::numeric(0),
+                                         .topic_id = protocol::Identifier::numeric(0),
+                                         .group_id = protocol::Identifier::numeric(created->id)})
+                  .ok());
+  protocol::PollMessagesRequest poll =
+      poll_request(0, 0, next_strategy(), 10, std::chrono::microseconds(0));
+  poll.consumer = {protocol::ConsumerKind::group, protocol::Identifier::numeric(created->id)};
+  for (uint32_t partition = 0; partition < partitions; partition++) {
+    poll.partition_id = partition;
+    const auto polled = member->poll_messages(poll);
+    ASSERT_TRUE(polled.ok()) << error_name(polled.error());
+  }
+  const ConnectionStats after = stats();
+  EXPECT_EQ(after.migrations, 0u);
+  EXPECT_EQ(after.by_shard, connected.by_shard);
+}
+
+TEST_F(HarkdMigration, ClientsThatLeaveDuringTheirMigrationLeaveNothingBehind) {
+  // Each client sends one partition-addressed request and closes at once, so its connection
+  // is torn down somewhere between deciding, cancelling its receive and arriving. harkd must
+  // neither crash nor leak (the sanitizer builds check the latter at the clean stop).
+  for (int i = 0; i < 40; i++) {
+    RawConnection client;
+    ASSERT_TRUE(client.connect_and_login(address()));
+    ASSERT_TRUE(client.send(send_frame(static_cast<uint32_t>(i) % partitions, "gone")));
+    if (i % 2 == 0) {
+      ASSERT_TRUE(client.send(request_frame(protocol::PingRequest{})));
+    }
+    client.close();
+  }
+  const auto deadline = SteadyClock::now() + at_once_bound;
+  ConnectionStats after = stats();
+  while (after.by_shard[0] + after.by_shard[1] > 1 && SteadyClock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+    after = stats();
+  }
+  EXPECT_EQ(after.by_shard[0] + after.by_shard[1], 1u) << "only the admin connection is left";
+  EXPECT_TRUE(admin_->ping().ok());
+}
+
+class HarkdWithoutMigration : public HarkdMigration {
+ protected:
+  HarkdProcess::Options harkd_options() const override {
+    HarkdProcess::Options options = HarkdTest::harkd_options();
+    options.extra_args = {"--migrate-connections", "false"};
+    return options;
+  }
+};
+
+TEST_F(HarkdWithoutMigration, ConnectionsStayWhereTheyWereAccepted) {
+  const ConnectionStats before = stats();
+  std::unique_ptr<client::Client> producer = connect_client();
+  const ConnectionStats connected = stats();
+  const std::optional<uint32_t> accepted_on = shard_gained(before, connected);
+  ASSERT_TRUE(accepted_on.has_value());
+  const std::optional<uint32_t> partition = partition_away_from(*accepted_on);
+  ASSERT_TRUE(partition.has_value());
+  ASSERT_TRUE(send_text(*producer, protocol::Partitioning::partition(*partition), "x").ok());
+  const ConnectionStats after = stats();
+  EXPECT_EQ(after.migrations, 0u);
+  EXPECT_EQ(after.by_shard, connected.by_shard);
+}
+
+}  // namespace
+}  // namespace hark::test
