@@ -72,6 +72,12 @@ std::string apply_address(std::string& target, std::string_view key, std::string
   return {};
 }
 
+std::string apply_name(std::string& target, std::string_view key, std::string_view value) {
+  if (value.empty()) return std::string(key) + " must not be empty";
+  target = std::string(value);
+  return {};
+}
+
 template <uint64_t Min, uint64_t Max, typename T>
 std::string apply_count(T& target, std::string_view key, std::string_view value) {
   const std::optional<uint64_t> number = parse_number(value, Min, Max);
@@ -107,9 +113,9 @@ std::string apply_size(T& target, std::string_view key, std::string_view value, 
 }
 
 std::string apply_bool(bool& target, std::string_view key, std::string_view value) {
-  if (value == "true" || value == "on" || value == "1") {
+  if (value == "true") {
     target = true;
-  } else if (value == "false" || value == "off" || value == "0") {
+  } else if (value == "false") {
     target = false;
   } else {
     return bad(key, value, "true or false");
@@ -262,27 +268,64 @@ const Setting settings[] = {
        return apply_count<0, UINT32_MAX>(o.node_id, "node.id", v);
      },
      [](const ServerOptions& o) { return std::to_string(o.node_id); }},
-    {"node.name", "--node-name", "HARK_NODE_NAME", "", "this node's name in cluster metadata",
-     [](ServerOptions& o, std::string_view v) -> std::string {
-       if (v.empty()) return "node.name must not be empty";
-       o.node_name = std::string(v);
-       return {};
-     },
+    {"node.name", "--node-name", "HARK_NODE_NAME", "",
+     "this node's name in cluster metadata (cluster disabled)",
+     [](ServerOptions& o, std::string_view v) { return apply_name(o.node_name, "node.name", v); },
      [](const ServerOptions& o) { return toml_string(o.node_name); }},
-    {"node.cluster_name", "--cluster-name", "HARK_CLUSTER_NAME", "IGGY_CLUSTER_NAME",
-     "the cluster's name in cluster metadata",
-     [](ServerOptions& o, std::string_view v) -> std::string {
-       if (v.empty()) return "node.cluster_name must not be empty";
-       o.cluster_name = std::string(v);
-       return {};
-     },
-     [](const ServerOptions& o) { return toml_string(o.cluster_name); }},
     {"node.advertised_address", "--advertised-address", "HARK_ADVERTISED_ADDRESS", "",
      "HOST:PORT clients are told to use (empty: the bound address)",
      [](ServerOptions& o, std::string_view v) {
        return apply_address(o.advertised_address, "node.advertised_address", v, true);
      },
      [](const ServerOptions& o) { return toml_string(o.advertised_address); }},
+    {"cluster.enabled", "--cluster-enabled", "HARK_CLUSTER_ENABLED", "IGGY_CLUSTER_ENABLED",
+     "true: cluster metadata reports the cluster.* layout (metadata only)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_bool(o.cluster_enabled, "cluster.enabled", v);
+     },
+     [](const ServerOptions& o) -> std::string { return o.cluster_enabled ? "true" : "false"; }},
+    {"cluster.name", "--cluster-name", "HARK_CLUSTER_NAME", "IGGY_CLUSTER_NAME",
+     "the cluster's name in cluster metadata (cluster enabled)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_name(o.cluster_name, "cluster.name", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.cluster_name); }},
+    {"cluster.node_name", "--cluster-node-name", "HARK_CLUSTER_NODE_NAME",
+     "IGGY_CLUSTER_NODE_CURRENT_NAME", "this node's name in cluster metadata (cluster enabled)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_name(o.cluster_node_name, "cluster.node_name", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.cluster_node_name); }},
+    {"cluster.node_ip", "--cluster-node-ip", "HARK_CLUSTER_NODE_IP", "IGGY_CLUSTER_NODE_CURRENT_IP",
+     "this node's ip in cluster metadata (cluster enabled)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_name(o.cluster_node_ip, "cluster.node_ip", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.cluster_node_ip); }},
+    {"cluster.node_ports", "--cluster-node-ports", "HARK_CLUSTER_NODE_PORTS", "",
+     "QUIC/HTTP/WEBSOCKET ports reported for this node (cluster enabled)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       const std::optional<TransportPorts> ports = parse_transport_ports(v);
+       if (!ports)
+         return bad("cluster.node_ports", v, "QUIC/HTTP/WEBSOCKET such as 8080/3000/8092");
+       o.cluster_node_ports = *ports;
+       return {};
+     },
+     [](const ServerOptions& o) {
+       return toml_string(format_transport_ports(o.cluster_node_ports));
+     }},
+    {"cluster.others", "--cluster-others", "HARK_CLUSTER_OTHERS", "",
+     "the other nodes reported, NAME@IP:TCP/QUIC/HTTP/WEBSOCKET,... (cluster enabled)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       std::optional<std::vector<ClusterPeer>> peers = parse_cluster_peers(v);
+       if (!peers) {
+         return bad("cluster.others", v,
+                    "NAME@IP:TCP/QUIC/HTTP/WEBSOCKET, comma-separated (empty: none)");
+       }
+       o.cluster_others = std::move(*peers);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(format_cluster_peers(o.cluster_others)); }},
 };
 
 const Setting* setting_of_key(std::string_view key) {

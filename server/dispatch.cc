@@ -21,6 +21,8 @@ constexpr std::string_view root_username = "iggy";
 constexpr std::string_view root_password = "iggy";
 constexpr uint8_t client_transport_tcp = 1;
 constexpr uint8_t cluster_role_leader = 0;
+constexpr uint8_t cluster_role_follower = 1;
+constexpr std::string_view single_node_cluster_name = "single-node";
 constexpr uint8_t cluster_status_healthy = 0;
 
 // wait_timeout_us is a u64 of µs; Duration counts ns in an i64. Anything past what fits is
@@ -302,7 +304,7 @@ protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions&
   const std::string& address =
       options.advertised_address.empty() ? options.bound_address : options.advertised_address;
   protocol::ClusterNode node;
-  node.name = options.node_name;
+  node.name = options.cluster_enabled ? options.cluster_node_name : options.node_name;
   // "HOST:PORT" or "[v6]:PORT": the host is what precedes the last colon, without brackets.
   const size_t colon = address.rfind(':');
   std::string host = colon == std::string::npos ? address : address.substr(0, colon);
@@ -319,8 +321,29 @@ protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions&
   node.role = cluster_role_leader;
   node.status = cluster_status_healthy;
   protocol::ClusterMetadataResponse response;
+  if (!options.cluster_enabled) {
+    // As Iggy 0.8.0 with its cluster disabled: one node, the leader, in "single-node".
+    response.name = single_node_cluster_name;
+    response.nodes.push_back(std::move(node));
+    return response;
+  }
+  // As Iggy 0.8.0 with its cluster enabled: the configured layout; this node leads.
   response.name = options.cluster_name;
+  node.ip = options.cluster_node_ip;
+  node.quic_port = options.cluster_node_ports.quic;
+  node.http_port = options.cluster_node_ports.http;
+  node.websocket_port = options.cluster_node_ports.websocket;
   response.nodes.push_back(std::move(node));
+  for (const ClusterPeer& peer : options.cluster_others) {
+    response.nodes.push_back({.name = peer.name,
+                              .ip = peer.ip,
+                              .tcp_port = peer.tcp,
+                              .quic_port = peer.ports.quic,
+                              .http_port = peer.ports.http,
+                              .websocket_port = peer.ports.websocket,
+                              .role = cluster_role_follower,
+                              .status = cluster_status_healthy});
+  }
   return response;
 }
 

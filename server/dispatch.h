@@ -78,8 +78,11 @@ protocol::ClientDetailsResponse client_details_response(
 // get_clients: every client with the number of groups it is a member of.
 protocol::ClientsResponse clients_response(const std::vector<ClientInfo>& clients,
                                            const std::vector<core::GroupMembership>& memberships);
-// get_cluster_metadata of a single node: `options`' cluster and node names, the advertised
-// address (or the bound one) and its TCP port; leader, healthy; no other transports (port 0).
+// get_cluster_metadata. Cluster disabled (the default): one node in cluster "single-node",
+// named node_name, at the advertised address (or the bound one) and its TCP port; leader,
+// healthy; no other transports (port 0). Cluster enabled: cluster_name, then this node
+// (cluster_node_name at cluster_node_ip, the TCP port as above, cluster_node_ports; leader)
+// and each of cluster_others (followers), all healthy, as Iggy 0.8.0 reports its config.
 protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions& options);
 
 // Requires: offset.stored has a value (nothing stored is answered with an empty payload).

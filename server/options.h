@@ -3,11 +3,13 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/base/log.h"
 #include "core/base/units.h"
 #include "core/broker/broker.h"
 #include "protocol/framing.h"
+#include "server/cluster_peer.h"
 #include "storage/log_options.h"
 
 namespace hark::server {
@@ -51,12 +53,27 @@ struct ServerOptions {
   uint32_t parked_polls_per_shard_max = 16384;
   uint64_t parked_polls_total_max = 100'000;
 
-  // Node identity, reported by get_cluster_metadata (a single node, the leader).
+  // Node identity, reported by get_cluster_metadata: without cluster_enabled a single node
+  // (cluster "single-node", this name), the leader, as Iggy 0.8.0 with its cluster disabled.
   uint32_t node_id = 0;
   std::string node_name = "hark-node";
-  std::string cluster_name = "single-node";
   // HOST:PORT clients should use to reach this node; empty: the bound address.
   std::string advertised_address;
+
+  // With cluster_enabled, get_cluster_metadata reports this layout the way Iggy 0.8.0 reports
+  // its [cluster] config: this node (the leader, its TCP port from the address above) and the
+  // others (followers). Metadata only: harkd replicates nothing. The defaults are Iggy 0.8.0's
+  // default config (core/server/config.toml), whose answer Iggy's SDK test suites expect.
+  bool cluster_enabled = false;
+  std::string cluster_name = "iggy-cluster";
+  std::string cluster_node_name = "iggy-node-1";
+  std::string cluster_node_ip = "127.0.0.1";
+  TransportPorts cluster_node_ports{.quic = 8080, .http = 3000, .websocket = 8092};
+  std::vector<ClusterPeer> cluster_others = {
+      {.name = "iggy-node-2",
+       .ip = "127.0.0.1",
+       .tcp = 8091,
+       .ports = {.quic = 8081, .http = 3001, .websocket = 8093}}};
   // The address the listeners are bound to (port 0 resolved); set by main() after binding.
   std::string bound_address;
 

@@ -65,9 +65,10 @@ class Poll : public Operation, private WaitClient, public ListHook<GroupPollTag>
  public:
   NameOrId stream;
   NameOrId topic;
-  // Absent: partition 0 for a consumer; for a group member, every partition assigned to it
-  // (the first with messages answers; a parked poll waits on all of them, and is evaluated
-  // again on its new assignment, with its deadline, when the group rebalances).
+  // Absent: partition 0 for a consumer; for a group member, its assignment from a round-robin
+  // cursor: with wait 0 the cursor's partition alone (Iggy 0.8.0); with a wait, the first with
+  // messages answers, a parked poll waits on all of them, and is evaluated again on its new
+  // assignment, with its deadline, when the group rebalances.
   std::optional<uint32_t> partition;
   ConsumerRef consumer;
   NameOrId group;       // When consumer.kind is group.

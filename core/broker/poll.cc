@@ -81,10 +81,14 @@ Status Poll::resolve_group(BrokerShard& shard) {
   if (partition.has_value()) return ok_status();
   group_wide_ = true;
   assigned_ = joined->partitions;
-  // Round robin over the assignment, as Iggy 0.8.0: each poll starts one further.
+  // Round robin over the assignment, as Iggy 0.8.0: each poll starts one further. An
+  // immediate poll reads that one partition only, as Iggy does (empty if it is; clients such
+  // as Iggy's Node SDK count on it); a poll that may wait reads on from there and waits on
+  // the whole assignment, so a send to any assigned partition answers it.
   const size_t first =
       assigned_.empty() ? 0 : shard.next_group_start(*found, member) % assigned_.size();
-  for (size_t i = 0; i < assigned_.size(); i++) {
+  const size_t read = wait > Duration(0) ? assigned_.size() : std::min<size_t>(1, assigned_.size());
+  for (size_t i = 0; i < read; i++) {
     cells_.push_back(entry->partitions[assigned_[(first + i) % assigned_.size()]]);
   }
   return ok_status();

@@ -2,8 +2,8 @@
 // a temporary data directory, an ephemeral loopback port): messages produced are consumed,
 // a consume parked in its wait receives a message produced after it started, --follow ends
 // cleanly on SIGINT while its poll is parked, a group member stores its own offsets without
-// auto-commit, server errors print Iggy's name and code, and the address comes from the
-// environment. Every hark runs as a child process with exactly
+// auto-commit and reads past an empty partition without a wait, server errors print Iggy's name and
+// code, and the address comes from the environment. Every hark runs as a child process with exactly
 // the environment the test gives it.
 #include <signal.h>
 
@@ -116,6 +116,15 @@ TEST_F(CliEndToEnd, AGroupMemberReadsEachMessageOnceWithoutAutoCommit) {
       {"consume", "orders", "events", "--group", "workers", "--no-auto-commit", "--wait", "500ms"});
   EXPECT_TRUE(out == "zero\none\n" || out == "one\nzero\n") << out;
   EXPECT_EQ(run_ok({"consume", "orders", "events", "--group", "workers", "--wait", "200ms"}), "");
+}
+
+TEST_F(CliEndToEnd, AGroupMemberWithoutAWaitReadsPastItsEmptyPartitions) {
+  create_topic();
+  run_ok({"produce", "orders", "events", "on one", "--partition", "1"});
+  run_ok({"group", "create", "orders", "events", "workers"});
+  // Without a wait the server reads one partition per poll, round robin, starting at 0 (as
+  // Iggy 0.8.0): the first answer is empty, and consume must not stop there.
+  EXPECT_EQ(run_ok({"consume", "orders", "events", "--group", "workers"}), "on one\n");
 }
 
 TEST_F(CliEndToEnd, FollowEndsCleanlyOnSigintWhileItsPollIsParked) {

@@ -501,6 +501,23 @@ TEST_F(GroupTest, AParkedMemberFollowsPartitionsAddedToItsTopic) {
   EXPECT_EQ(poll.result.partition_id, 5u);
 }
 
+TEST_F(GroupTest, AnImmediateMemberPollReadsOnlyTheCursorsPartition) {
+  // Member 10 has partitions 0 and 2; only 2 has a message. Iggy 0.8.0 answers each
+  // immediate poll from the next partition of the round robin, empty if that one is.
+  ASSERT_TRUE(append(2, "on 2").ok());
+  Blocking<Poll> poll;
+  std::vector<uint32_t> partitions;
+  std::vector<size_t> counts;
+  for (int i = 0; i < 3; i++) {
+    prepare_member(poll, 10, Duration(0));
+    ASSERT_TRUE(poll.call(*broker_).ok());
+    partitions.push_back(poll.result.partition_id);
+    counts.push_back(poll.result.messages.count());
+  }
+  EXPECT_EQ(partitions, (std::vector<uint32_t>{0, 2, 0}));
+  EXPECT_EQ(counts, (std::vector<size_t>{0, 1, 0}));
+}
+
 TEST_F(GroupTest, NonMembersAndUnknownGroupsAreRefused) {
   Blocking<Poll> poll;
   prepare_member(poll, 99, Duration(0));

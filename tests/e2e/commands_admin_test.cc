@@ -1,7 +1,8 @@
 // Covers the rest of harkd's commands through the client library (2 shards): updates of
 // streams and topics, partitions created and deleted, delete_segments, flush_unsaved_buffer,
 // delete_consumer_offset, get_stats with real figures, get_me / get_client / get_clients across
-// shards, get_cluster_metadata, what stays unsupported (5), metadata read right after a create
+// shards, get_cluster_metadata (one node; the configured layout with the cluster enabled),
+// what stays unsupported (5), metadata read right after a create
 // from connections on both shards, and that garbage or oversized frames on one connection do
 // not disturb another.
 #include <signal.h>
@@ -214,6 +215,44 @@ TEST_F(HarkdAdmin, ClusterMetadataIsOneHealthyLeaderOnTheBoundPort) {
   EXPECT_EQ(metadata->nodes[0].tcp_port, harkd_.port());
   EXPECT_EQ(metadata->nodes[0].role, 0u);
   EXPECT_EQ(metadata->nodes[0].status, 0u);
+}
+
+// harkd started as Iggy's SDK suites start Iggy: cluster enabled, the rest default.
+class HarkdClusterLayout : public HarkdTest {
+ protected:
+  HarkdProcess::Options harkd_options() const override {
+    HarkdProcess::Options options = HarkdTest::harkd_options();
+    options.extra_args = {"--cluster-enabled", "true", "--cluster-others",
+                          "iggy-node-2@127.0.0.1:8091/8081/3001/8093,n3@10.0.0.3:1/2/3/4"};
+    return options;
+  }
+};
+
+TEST_F(HarkdClusterLayout, ClusterMetadataIsTheConfiguredLayoutWithThisNodeLeading) {
+  const auto metadata = admin_->get_cluster_metadata();
+  ASSERT_TRUE(metadata.ok()) << error_name(metadata.error());
+  EXPECT_EQ(metadata->name, "iggy-cluster");
+  ASSERT_EQ(metadata->nodes.size(), 3u);
+  EXPECT_EQ(metadata->nodes[0], (protocol::ClusterNode{.name = "iggy-node-1",
+                                                       .ip = "127.0.0.1",
+                                                       .tcp_port = harkd_.port(),
+                                                       .quic_port = 8080,
+                                                       .http_port = 3000,
+                                                       .websocket_port = 8092,
+                                                       .role = 0,
+                                                       .status = 0}));
+  EXPECT_EQ(metadata->nodes[1], (protocol::ClusterNode{.name = "iggy-node-2",
+                                                       .ip = "127.0.0.1",
+                                                       .tcp_port = 8091,
+                                                       .quic_port = 8081,
+                                                       .http_port = 3001,
+                                                       .websocket_port = 8093,
+                                                       .role = 1,
+                                                       .status = 0}));
+  EXPECT_EQ(metadata->nodes[2].name, "n3");
+  EXPECT_EQ(metadata->nodes[2].ip, "10.0.0.3");
+  EXPECT_EQ(metadata->nodes[2].websocket_port, 4u);
+  EXPECT_EQ(metadata->nodes[2].role, 1u);
 }
 
 TEST_F(HarkdAdmin, SnapshotsUsersAndTokensAreFeatureUnavailable) {

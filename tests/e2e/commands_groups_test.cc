@@ -1,8 +1,9 @@
 // Covers consumer groups through harkd (2 shards): create/get/list/delete, join/leave with the
 // assignment rule (partition p to member p mod members, in join order), a member's leave on
 // disconnect, group polls without a partition served round robin from the assignment with
-// auto-commit, a parked member woken by a send to any of its partitions, and a parked member
-// re-evaluated on its new assignment when a second member joins (the rebalance while parked).
+// auto-commit (an immediate one reads only the cursor's partition, as Iggy 0.8.0), a parked member
+// woken by a send to any of its partitions, and a parked member re-evaluated on its new assignment
+// when a second member joins (the rebalance while parked).
 #include <string>
 #include <vector>
 
@@ -162,6 +163,27 @@ TEST_F(HarkdGroups, MemberPollsEveryAssignedPartitionWithAutoCommit) {
   const auto drained = member->poll_messages(group_poll(10, 0us, true));
   ASSERT_TRUE(drained.ok()) << error_name(drained.error());
   EXPECT_EQ(drained->messages().count(), 0u) << "auto-commit stored the group's offsets";
+}
+
+// Iggy 0.8.0 answers an immediate group poll from the one partition its round-robin cursor
+// names, empty if that one is; Iggy's Node SDK e2e suite (consumer-group::poll) counts on it.
+TEST_F(HarkdGroups, ImmediateMemberPollReadsOnlyTheRoundRobinPartition) {
+  create_stream_and_topic(3);
+  create_group();
+  ASSERT_TRUE(send_text(1, "only on 1").ok());
+  auto member = connect_client();
+  ASSERT_TRUE(member->join_consumer_group(group_zero()).ok());
+
+  std::vector<uint32_t> partitions;
+  std::vector<uint32_t> counts;
+  for (int i = 0; i < 4; i++) {
+    const auto polled = member->poll_messages(group_poll(10, 0us, true));
+    ASSERT_TRUE(polled.ok()) << error_name(polled.error());
+    partitions.push_back(polled->header().partition_id);
+    counts.push_back(polled->messages().count());
+  }
+  EXPECT_EQ(partitions, (std::vector<uint32_t>{0, 1, 2, 0}));
+  EXPECT_EQ(counts, (std::vector<uint32_t>{0, 1, 0, 0}));
 }
 
 TEST_F(HarkdGroups, ParkedMemberIsWokenByASendToAnyOfItsPartitions) {

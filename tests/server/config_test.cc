@@ -1,6 +1,7 @@
 // Covers harkd's configuration loader: precedence (flags > environment > file > defaults), the
 // IGGY_* names, unknown keys named in the error, bad values, durability "always" refused,
-// --print-config's TOML read back to the same options, and the duration and size syntax.
+// --print-config's TOML read back to the same options, the cluster layout reported by
+// get_cluster_metadata (Iggy's defaults and names), and the duration and size syntax.
 #include "server/config.h"
 
 #include <stdio.h>
@@ -119,7 +120,8 @@ TEST(LoadConfig, DurabilityAlwaysIsRefusedWithAClearMessage) {
 TEST(LoadConfig, PrintedConfigReadsBackToTheSameOptions) {
   const ParsedFlags parsed =
       load({"--print-config", "--max-wait", "1500ms", "--segment-size", "64MiB", "--node-name",
-            "n\"1", "--retention-age", "2h", "--stats-interval", "500us"});
+            "n\"1", "--retention-age", "2h", "--stats-interval", "500us", "--cluster-enabled",
+            "true", "--cluster-others", "b@10.0.0.2:1/2/3/4,c@[::1]:5/6/7/8"});
   ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::print) << parsed.error;
   const TempFile printed(print_config(parsed.options));
   const ParsedFlags again = load({"--config", printed.path().c_str()});
@@ -129,6 +131,66 @@ TEST(LoadConfig, PrintedConfigReadsBackToTheSameOptions) {
   EXPECT_EQ(again.options.segment_bytes, 64u << 20);
   EXPECT_EQ(again.options.node_name, "n\"1");
   EXPECT_EQ(again.options.retention_age, 2h);
+  EXPECT_TRUE(again.options.cluster_enabled);
+  EXPECT_EQ(again.options.cluster_others, parsed.options.cluster_others);
+}
+
+TEST(LoadConfig, ClusterLayoutDefaultsToIggysConfigAndIsSetByIggysNamesFlagsAndTheFile) {
+  const ParsedFlags defaults = load({});
+  ASSERT_EQ(defaults.outcome, ParsedFlags::Outcome::run) << defaults.error;
+  EXPECT_FALSE(defaults.options.cluster_enabled);
+  EXPECT_EQ(defaults.options.cluster_name, "iggy-cluster");
+  EXPECT_EQ(defaults.options.cluster_node_name, "iggy-node-1");
+  EXPECT_EQ(defaults.options.cluster_node_ip, "127.0.0.1");
+  EXPECT_EQ(defaults.options.cluster_node_ports,
+            (TransportPorts{.quic = 8080, .http = 3000, .websocket = 8092}));
+  EXPECT_EQ(format_cluster_peers(defaults.options.cluster_others),
+            "iggy-node-2@127.0.0.1:8091/8081/3001/8093");
+
+  const ParsedFlags iggy =
+      load({}, {"IGGY_CLUSTER_ENABLED=true", "IGGY_CLUSTER_NAME=c",
+                "IGGY_CLUSTER_NODE_CURRENT_NAME=n", "IGGY_CLUSTER_NODE_CURRENT_IP=10.0.0.1"});
+  ASSERT_EQ(iggy.outcome, ParsedFlags::Outcome::run) << iggy.error;
+  EXPECT_TRUE(iggy.options.cluster_enabled);
+  EXPECT_EQ(iggy.options.cluster_name, "c");
+  EXPECT_EQ(iggy.options.cluster_node_name, "n");
+  EXPECT_EQ(iggy.options.cluster_node_ip, "10.0.0.1");
+
+  const TempFile file(
+      "[cluster]\nenabled = true\nnode_ports = \"1/2/3\"\n"
+      "others = \"b@10.0.0.2:4/5/6/7, c@[::1]:8/9/10/11\"\n");
+  const ParsedFlags from_file = load({"--config", file.path().c_str()});
+  ASSERT_EQ(from_file.outcome, ParsedFlags::Outcome::run) << from_file.error;
+  EXPECT_TRUE(from_file.options.cluster_enabled);
+  EXPECT_EQ(from_file.options.cluster_node_ports,
+            (TransportPorts{.quic = 1, .http = 2, .websocket = 3}));
+  ASSERT_EQ(from_file.options.cluster_others.size(), 2u);
+  EXPECT_EQ(
+      from_file.options.cluster_others[1],
+      (ClusterPeer{
+          .name = "c", .ip = "::1", .tcp = 8, .ports = {.quic = 9, .http = 10, .websocket = 11}}));
+
+  const ParsedFlags none = load({"--cluster-others", ""});
+  ASSERT_EQ(none.outcome, ParsedFlags::Outcome::run) << none.error;
+  EXPECT_TRUE(none.options.cluster_others.empty());
+}
+
+TEST(LoadConfig, MalformedClusterSettingsAreErrorsNamingTheKey) {
+  for (const std::vector<const char*>& args : std::vector<std::vector<const char*>>{
+           {"--cluster-enabled", "yes"},
+           {"--cluster-name", ""},
+           {"--cluster-node-ports", "8080/3000"},
+           {"--cluster-node-ports", "8080/3000/70000"},
+           {"--cluster-others", "b@10.0.0.2:1/2/3"},      // Three ports.
+           {"--cluster-others", "@10.0.0.2:1/2/3/4"},     // No name.
+           {"--cluster-others", "b@:1/2/3/4"},            // No ip.
+           {"--cluster-others", "b10.0.0.2:1/2/3/4"},     // No '@'.
+           {"--cluster-others", "b@10.0.0.2:1/2/3/4,,"},  // An empty entry.
+       }) {
+    const ParsedFlags parsed = load(args);
+    ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::error) << args[0] << " " << args[1];
+    EXPECT_NE(parsed.error.find("cluster."), std::string::npos) << parsed.error;
+  }
 }
 
 TEST(ParseDuration, TakesUnitsAndZeroOnly) {

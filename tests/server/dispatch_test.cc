@@ -1,6 +1,7 @@
 // Covers the pure request/response mapping of harkd (server/dispatch.h): Iggy's login rules,
 // identifiers, named consumers and message keys hashed with XXH32 as 0.8.0 does, the poll's
-// wait in microseconds (huge values saturate), and results → responses (counts as sent).
+// wait in microseconds (huge values saturate), results → responses (counts as sent), and
+// get_cluster_metadata with the cluster layout disabled and enabled (Iggy's default layout).
 #include "server/dispatch.h"
 
 #include <chrono>
@@ -146,6 +147,67 @@ TEST(Responses, PollHeaderReportsPartitionOffsetAndCount) {
   EXPECT_EQ(header.partition_id, 2u);
   EXPECT_EQ(header.current_offset, 17u);
   EXPECT_EQ(header.messages_count, 0u);
+}
+
+TEST(ClusterMetadata, DisabledIsOneLeaderOnTheAdvertisedOrBoundAddress) {
+  ServerOptions options;
+  options.bound_address = "127.0.0.1:18090";
+  const protocol::ClusterMetadataResponse bound = cluster_metadata_response(options);
+  EXPECT_EQ(bound.name, "single-node");
+  ASSERT_EQ(bound.nodes.size(), 1u);
+  EXPECT_EQ(bound.nodes[0],
+            (protocol::ClusterNode{.name = "hark-node", .ip = "127.0.0.1", .tcp_port = 18090}));
+  options.advertised_address = "[::1]:9000";
+  const protocol::ClusterMetadataResponse advertised = cluster_metadata_response(options);
+  ASSERT_EQ(advertised.nodes.size(), 1u);
+  EXPECT_EQ(advertised.nodes[0].ip, "::1");
+  EXPECT_EQ(advertised.nodes[0].tcp_port, 9000u);
+}
+
+// Iggy's Node SDK (e2e/tcp.cluster.e2e.ts) expects exactly this from Iggy 0.8.0's default
+// config with IGGY_CLUSTER_ENABLED=true and the server on port 8090.
+TEST(ClusterMetadata, EnabledWithDefaultsIsIggysDefaultTwoNodeLayout) {
+  ServerOptions options;
+  options.cluster_enabled = true;
+  options.bound_address = "127.0.0.1:8090";
+  const protocol::ClusterMetadataResponse metadata = cluster_metadata_response(options);
+  EXPECT_EQ(metadata.name, "iggy-cluster");
+  const std::vector<protocol::ClusterNode> expected = {
+      {.name = "iggy-node-1",
+       .ip = "127.0.0.1",
+       .tcp_port = 8090,
+       .quic_port = 8080,
+       .http_port = 3000,
+       .websocket_port = 8092,
+       .role = 0,
+       .status = 0},
+      {.name = "iggy-node-2",
+       .ip = "127.0.0.1",
+       .tcp_port = 8091,
+       .quic_port = 8081,
+       .http_port = 3001,
+       .websocket_port = 8093,
+       .role = 1,
+       .status = 0},
+  };
+  EXPECT_EQ(metadata.nodes, expected);
+}
+
+TEST(ClusterMetadata, EnabledReportsTheConfiguredNodeAndPeers) {
+  ServerOptions options;
+  options.cluster_enabled = true;
+  options.bound_address = "0.0.0.0:7000";
+  options.advertised_address = "203.0.113.5:7100";
+  options.cluster_name = "c";
+  options.cluster_node_name = "a";
+  options.cluster_node_ip = "203.0.113.5";
+  options.cluster_node_ports = {};
+  options.cluster_others = {};
+  const protocol::ClusterMetadataResponse alone = cluster_metadata_response(options);
+  EXPECT_EQ(alone.name, "c");
+  ASSERT_EQ(alone.nodes.size(), 1u);
+  EXPECT_EQ(alone.nodes[0],
+            (protocol::ClusterNode{.name = "a", .ip = "203.0.113.5", .tcp_port = 7100}));
 }
 
 }  // namespace

@@ -102,7 +102,10 @@ Parsed<ConsumeOptions> parse_consume_options(const Invocation& invocation) {
 // partition that answered; with auto-commit the server also stores each batch's last offset.
 // A group member without --partition may be answered from any assigned partition, so offsets
 // cannot be carried from one poll to the next: it polls with "next", and without auto-commit
-// stores each batch's offset itself, after printing it.
+// stores each batch's offset itself, after printing it. The server serves such a member round
+// robin, and a poll that does not wait reads one partition only (Iggy 0.8.0, and harkd with
+// wait 0), so one empty answer says nothing of the others: it is done only after a whole round
+// of empty answers (the topic's partition count bounds the member's share).
 class ConsumeLoop {
  public:
   ConsumeLoop(Session& session, const ConsumeOptions& options, ErrorSubjects subjects)
@@ -121,6 +124,9 @@ class ConsumeLoop {
   Status take(const client::PolledMessages& polled);
   // The wait of the next poll; nullopt when consume is over for want of messages.
   std::optional<Duration> next_wait(Instant idle_deadline) const;
+  // A group member without --partition: how many answers make a round (see above). Asked at
+  // its first empty answer, so a consume that finds messages sends nothing more.
+  Status measure_round();
 
   Session& session_;
   const ConsumeOptions& options_;
@@ -129,6 +135,9 @@ class ConsumeLoop {
   PollingStrategy strategy_;
   const bool one_partition_;
   uint64_t printed_ = 0;
+  uint32_t round_ = 1;         // Empty answers in a row that mean nothing is left.
+  uint32_t empty_streak_ = 0;  // Empty answers since the last messages.
+  bool round_measured_ = false;
 };
 
 protocol::PollMessagesRequest ConsumeLoop::request(Duration wait) const {
@@ -173,8 +182,19 @@ Status ConsumeLoop::take(const client::PolledMessages& polled) {
 std::optional<Duration> ConsumeLoop::next_wait(Instant idle_deadline) const {
   if (options_.follow) return options_.wait;
   const Duration left = idle_deadline - SystemClock::instance().monotonic_now();
-  if (left <= Duration::zero()) return std::nullopt;
-  return left;
+  if (left > Duration::zero()) return left;
+  if (empty_streak_ < round_) return Duration::zero();  // The rest of the round, at once.
+  return std::nullopt;
+}
+
+Status ConsumeLoop::measure_round() {
+  if (one_partition_ || round_measured_) return ok_status();
+  round_measured_ = true;
+  const auto topic =
+      session_.client().get_topic({.stream_id = options_.stream, .topic_id = options_.topic});
+  if (!topic.ok()) return topic.error();
+  if (topic->has_value()) round_ = std::max<uint32_t>(1, (*topic)->topic.partitions_count);
+  return ok_status();
 }
 
 ExitCode ConsumeLoop::run() {
@@ -188,6 +208,7 @@ ExitCode ConsumeLoop::run() {
     if (!polled.ok() && session_.stop().requested()) break;
     if (!polled.ok()) return session_.fail(polled.error(), subjects_);
     if (polled->header().messages_count > 0) {
+      empty_streak_ = 0;
       if (const Status taken = take(*polled); !taken.ok()) {
         return session_.fail(taken.error(), subjects_);
       }
@@ -195,6 +216,12 @@ ExitCode ConsumeLoop::run() {
       idle_deadline = saturating_add(clock.monotonic_now(), options_.wait);
       wait = options_.wait;  // More may be there already: poll again at once.
       continue;
+    }
+    empty_streak_++;
+    if (empty_streak_ == 1) {
+      if (const Status measured = measure_round(); !measured.ok()) {
+        return session_.fail(measured.error(), subjects_);
+      }
     }
     // Empty before the wait was over (the server clamps long waits, a purge answers at
     // once): poll again for what is left, but never more often than empty_poll_interval_min.
