@@ -53,6 +53,9 @@ class Connection {
   Status read_exact(std::span<std::byte> buffer, Instant deadline);
   Status fail(Error error);
 
+  // What the first read of a response takes beyond its header.
+  static constexpr size_t first_read_bytes = 4096;
+
   int fd_ = -1;
   int cancel_fd_ = -1;
 };
