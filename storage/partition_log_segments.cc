@@ -17,15 +17,16 @@ Status PartitionLog::add_segment(Offset start) {
 }
 
 Status PartitionLog::maybe_roll(uint64_t bytes) {
-  if (segments_.empty()) return add_segment(next_offset_);  // A purge that could not re-create.
+  if (segments_.empty()) return add_segment(appended_end_);  // A purge that could not re-create.
   internal::Segment& active = *segments_.back();
   if (active.size_bytes == 0 || active.size_bytes + bytes <= options_.segment_bytes_max) {
     return ok_status();
   }
   // Opening two files blocks the shard briefly, once per segment_bytes_max of data.
-  HARK_TRY(add_segment(next_offset_));
+  HARK_TRY(add_segment(appended_end_));
   active.sealed = true;
-  HARK_LOG_DEBUG("partition %s: rolled to segment %020u", options_.directory, next_offset_.value());
+  HARK_LOG_DEBUG("partition %s: rolled to segment %020u", options_.directory,
+                 appended_end_.value());
   const Result<uint32_t> deleted = apply_retention();
   if (!deleted.ok()) {
     HARK_LOG_WARN("partition %s: retention after a roll failed", options_.directory);
@@ -84,7 +85,9 @@ Result<uint32_t> PartitionLog::apply_retention() {
 Status PartitionLog::purge() {
   HARK_ASSERT(open_);
   while (!segments_.empty()) HARK_TRY(remove_segment_front());
-  next_offset_ = Offset(0);
+  next_offset_ = appended_end_ = Offset(0);
+  // Batches waiting for their commit were dropped with the rest, as if committed first.
+  finish_commits(Offset(UINT64_MAX), ok_status());
   epoch_++;
   writer_.kick();  // Clears a write failure that had only the purged data left to write.
   HARK_TRY(add_segment(Offset(0)));

@@ -325,10 +325,17 @@ Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
 }
 
 void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
-  const auto result = owner.append(shard.waits(), messages, count);
-  if (result.ok()) appended = *result;
-  finish(shard, result.ok() ? ok_status() : Status(result.error()));
+  const auto result = owner.append(messages, count);
+  if (!result.ok()) {
+    finish(shard, result.error());
+    return;
+  }
+  appended = *result;
+  // Answered at once unless durability is `always`: then when the batch's fdatasync completed.
+  owner.log().when_committed(appended.first + appended.count, *this);
 }
+
+void Append::committed(Status status) { finish(*BrokerShard::current(), std::move(status)); }
 
 // Offsets: resolved at home, stored or read at the owner.
 namespace {
