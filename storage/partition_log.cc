@@ -167,7 +167,8 @@ Result<Offset> PartitionLog::offset_for_timestamp(UnixMicros timestamp) const {
   const auto it = std::find_if(segments_.begin(), segments_.end(), [&](const auto& s) {
     return !s->empty() && s->index.back().timestamp >= timestamp;
   });
-  if (it == segments_.end()) return next_offset_;
+  // None: the next message will be the first (under `always`, after those not committed yet).
+  if (it == segments_.end()) return appended_end_;
   const Segment& segment = **it;
   const auto entry = std::partition_point(
       segment.index.begin(), segment.index.end(),

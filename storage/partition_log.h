@@ -119,8 +119,9 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // not wait (docs/architecture.md §4).
   std::optional<ReadView> read_memory(Offset start, uint32_t count, uint64_t bytes_max) const;
 
-  // The first offset whose message timestamp is >= `timestamp`, or next_offset() if none.
-  // Binary searches the in-memory indexes: no I/O.
+  // The first offset whose message timestamp is >= `timestamp`, or the offset the next
+  // appended message gets if none. It may not be committed yet (`always`): a poll from it
+  // parks until it is. Binary searches the in-memory indexes: no I/O.
   Result<Offset> offset_for_timestamp(UnixMicros timestamp) const;
 
   // Drops every message and segment; the log restarts empty at offset 0 (Iggy 0.8.0) and the

@@ -10,7 +10,12 @@ namespace hark::storage {
 
 void PartitionLog::when_committed(Offset end, CommitCompletion& done) {
   HARK_ASSERT(end <= appended_end_);
-  if (end <= next_offset_) {
+#ifdef HARK_MUTANT_ACK_BEFORE_WRITE
+  const bool acknowledge = true;  // Planted bug: acknowledges at append, before any write.
+#else
+  const bool acknowledge = end <= next_offset_;
+#endif
+  if (acknowledge) {
     done.committed(ok_status());
     return;
   }

@@ -55,7 +55,8 @@ Status PartitionLog::remove_segment_front() {
 Result<uint32_t> PartitionLog::delete_segments(uint32_t count) {
   HARK_ASSERT(open_);
   uint32_t deleted = 0;
-  while (deleted < count && segments_.size() > 1) {  // Only sealed ones: never the active.
+  // Only sealed ones, never the active; and (`always`) only ones whose messages all committed.
+  while (deleted < count && segments_.size() > 1 && segments_[1]->start <= next_offset_) {
     HARK_TRY(remove_segment_front());
     deleted++;
   }
@@ -68,7 +69,7 @@ Result<uint32_t> PartitionLog::apply_retention() {
   const auto age_us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(options_.retention_age).count());
   uint32_t deleted = 0;
-  while (segments_.size() > 1) {
+  while (segments_.size() > 1 && segments_[1]->start <= next_offset_) {
     const internal::Segment& oldest = *segments_.front();
     const bool too_old =
         age_us > 0 && (oldest.empty() || oldest.index.back().timestamp + age_us <= now);
