@@ -96,6 +96,38 @@ double prewrite(int fd, uint64_t bytes) {
   return std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
 }
 
+// Makes `count` records of `length` bytes durable one at a time, per `strategy`; returns the
+// bytes committed and records each commit's latency.
+uint64_t commit_all(io_uring& ring, const Strategy& strategy, int fd, const void* buffer,
+                    size_t length, int count, std::vector<double>& latencies) {
+  uint64_t head = 0;
+  for (int i = 0; i < count; i++) {
+    const auto begun = SteadyClock::now();
+    io_uring_sqe* write = io_uring_get_sqe(&ring);
+    io_uring_prep_write(write, fd, buffer, static_cast<unsigned>(length), head);
+    int completions = 1;
+    if (strategy.kind == Kind::direct_dsync) {
+      write->rw_flags = RWF_DSYNC;
+    } else if (strategy.kind == Kind::append) {
+      if (complete(ring, 1) < 0) return head;
+      io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, IORING_FSYNC_DATASYNC);
+    } else {
+      write->flags |= IOSQE_IO_LINK;
+      io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, IORING_FSYNC_DATASYNC);
+      completions = 2;
+    }
+    const int result = complete(ring, completions);
+    if (result < 0) {
+      std::printf("%-34s failed: %s\n", strategy.name, std::strerror(-result));
+      return head;
+    }
+    latencies.push_back(
+        std::chrono::duration<double, std::micro>(SteadyClock::now() - begun).count());
+    head += length;
+  }
+  return head;
+}
+
 bool run(const Strategy& strategy, const std::string& directory, int count, size_t record,
          io_uring& ring) {
   const std::string path = directory + "/hark-sync-strategy.dat";
@@ -131,46 +163,20 @@ bool run(const Strategy& strategy, const std::string& directory, int count, size
     count = static_cast<int>(prewrite_bytes / length);
   }
   std::vector<double> latencies;
-  uint64_t head = 0;
   const auto start = SteadyClock::now();
-  for (int i = 0; i < count; i++) {
-    const auto begun = SteadyClock::now();
-    io_uring_sqe* write = io_uring_get_sqe(&ring);
-    io_uring_prep_write(write, fd, buffer, static_cast<unsigned>(length), head);
-    int completions = 1;
-    if (strategy.kind == Kind::direct_dsync) {
-      write->rw_flags = RWF_DSYNC;
-    } else if (strategy.kind == Kind::append) {
-      if (complete(ring, 1) < 0) return false;
-      io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, IORING_FSYNC_DATASYNC);
-    } else {
-      write->flags |= IOSQE_IO_LINK;
-      io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, IORING_FSYNC_DATASYNC);
-      completions = 2;
-    }
-    const int result = complete(ring, completions);
-    if (result < 0) {
-      std::printf("%-34s failed: %s\n", strategy.name, std::strerror(-result));
-      break;
-    }
-    latencies.push_back(
-        std::chrono::duration<double, std::micro>(SteadyClock::now() - begun).count());
-    head += length;
-  }
+  const uint64_t head = commit_all(ring, strategy, fd, buffer, length, count, latencies);
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   std::free(buffer);
   if (fd != plain) ::close(fd);
   ::close(plain);
   ::unlink(path.c_str());
   Percentiles percentiles = summarize(latencies);
-  char notes[256];
-  std::snprintf(notes, sizeof(notes), "%.2f MB/s, %zu-byte writes%s%s",
-                static_cast<double>(head) / seconds / 1e6, length,
-                direct ? (alignment.from_statx ? ", statx DIO alignment" : ", assumed 4096") : "",
-                prewritten ? (", 64 MiB pre-write took " +
-                              std::to_string(static_cast<int>(prewrite_ms)) + " ms")
-                                 .c_str()
-                           : "");
+  std::string notes = std::to_string(static_cast<double>(head) / seconds / 1e6).substr(0, 6) +
+                      " MB/s, " + std::to_string(length) + "-byte writes";
+  if (direct) notes += alignment.from_statx ? ", statx DIO alignment" : ", assumed 4096";
+  if (prewritten) {
+    notes += ", 64 MiB pre-write took " + std::to_string(static_cast<int>(prewrite_ms)) + " ms";
+  }
   print_row(strategy.name, percentiles, notes);
   return true;
 }
