@@ -80,6 +80,13 @@ Result<std::unique_ptr<Ring>> Ring::create(const RingOptions& options) {
       io_uring_free_probe(probe);
     }
     ring->timeouts_.resize(ring->ring_.sq.ring_entries);
+    // Registered from the thread that creates (and, SINGLE_ISSUER, owns) the ring. A failure
+    // costs only the cap: say so and go on.
+    unsigned workers[2] = {options.iowq_bounded_max, 0};  // 0: unbounded keeps its limit.
+    if (const int capped = io_uring_register_iowq_max_workers(&ring->ring_, workers); capped < 0) {
+      HARK_LOG_WARN("cannot cap io_uring io-wq workers at %u (%s); running uncapped",
+                    options.iowq_bounded_max, strerror(-capped));
+    }
     HARK_LOG_DEBUG("io_uring ring created in %s mode", ring_mode_name(setup.mode).data());
     return ring;
   }

@@ -20,6 +20,13 @@ namespace hark::io {
 struct RingOptions {
   uint32_t sq_entries = 256;
   uint32_t cq_entries = 4096;  // Multishot recv and accept can post many CQEs per submit.
+  // io-wq workers the kernel may start for this ring's blocking file work (buffered writes,
+  // fdatasync; IORING_REGISTER_IOWQ_MAX_WORKERS, Linux >= 5.15). Uncapped, a burst of writes
+  // to many partitions starts up to one worker per request, each a kernel thread competing
+  // with the shards for the cores; a shard's log writer has one operation in flight per
+  // partition, so a few workers keep the disk busy. Unbounded work (sockets that cannot be
+  // polled) keeps the kernel's limit: the reactor polls its sockets and sends none there.
+  uint32_t iowq_bounded_max = 4;
 };
 
 // How the kernel runs completion work for this ring, best first (docs/architecture.md §io).

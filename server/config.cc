@@ -187,14 +187,14 @@ const Setting settings[] = {
      },
      [](const ServerOptions& o) { return toml_string(format_duration(o.stats_interval)); }},
     {"storage.durability", "--durability", "HARK_DURABILITY", "",
-     "never or interval (always is not implemented yet)",
+     "never, interval or always (a send is answered once its fdatasync completed)",
      [](ServerOptions& o, std::string_view v) -> std::string {
        if (v == "never") {
          o.durability = storage::Durability::never;
        } else if (v == "interval") {
          o.durability = storage::Durability::interval;
        } else if (v == "always") {
-         o.durability = storage::Durability::always;  // Refused once every source is read.
+         o.durability = storage::Durability::always;
        } else {
          return bad("storage.durability", v, "never, interval or always");
        }
@@ -551,11 +551,6 @@ ParsedFlags load_config(std::span<const char* const> args, std::span<const char*
     if (flag.name == "--config") continue;
     error = setting_of_flag(flag.name)->apply(parsed.options, flag.value);
     if (!error.empty()) return failed(std::move(error));
-  }
-  if (parsed.options.durability == storage::Durability::always) {
-    return failed(
-        "storage.durability 'always' (commit after fdatasync) is not implemented by storage "
-        "yet: use 'interval' (fdatasync every storage.sync_interval) or 'never'");
   }
   if (print) parsed.outcome = ParsedFlags::Outcome::print;
   return parsed;

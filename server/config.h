@@ -32,7 +32,7 @@ struct ParsedFlags {
 // ("NAME=value" strings, as environ) and the file named by --config (or HARK_CONFIG).
 // `shards_default` (the number of CPUs; at least 1) is the default of server.shards. Errors:
 // an unknown flag or file key (named), a bad value (named, with what is expected), an unreadable
-// or malformed file, durability "always" (not implemented by storage yet). An unknown HARK_*
+// or malformed file. An unknown HARK_*
 // variable is a warning. Never exits and never prints: main() decides.
 ParsedFlags load_config(std::span<const char* const> args, std::span<const char* const> environment,
                         uint32_t shards_default);

@@ -9,8 +9,8 @@
 namespace hark::storage {
 
 // When appended data reaches the disk, and when it becomes visible (docs/architecture.md
-// §storage). `never` and `interval` commit at append; `always` (commit after fdatasync) is a
-// later issue and open() rejects it with Error::feature_unavailable.
+// §storage). `never` and `interval` commit at append; `always` commits when the fdatasync
+// covering the batch completed (group commit: batches appended meanwhile share the next one).
 enum class Durability : uint8_t { never, interval, always };
 
 // What recovery does with a message that is present and indexed but fails validation

@@ -14,7 +14,9 @@ using internal::Segment;
 
 Offset PartitionLog::first_offset() const {
   for (const auto& segment : segments_) {
-    if (!segment->empty()) return segment->offset_of(segment->index.front());
+    // Under `always` the first message may not be committed yet: then nothing is retained.
+    if (!segment->empty())
+      return std::min(segment->offset_of(segment->index.front()), next_offset_);
   }
   return next_offset_;
 }
@@ -51,7 +53,7 @@ Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, u
   const std::span<std::byte> target = segment.reserve(bytes, options_.chunk_bytes, accounts_);
   std::memcpy(target.data(), messages.data(), static_cast<size_t>(bytes));
   const AppendResult result{
-      .first = next_offset_, .count = count, .bytes = bytes, .timestamp = next_timestamp()};
+      .first = appended_end_, .count = count, .bytes = bytes, .timestamp = next_timestamp()};
   stamp_batch(target, count, result.first, result.timestamp, ids_,
               [&](Offset offset, size_t position) {
                 segment.index.push_back(
@@ -60,9 +62,11 @@ Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, u
                                .timestamp = result.timestamp});
               });
   segment.commit(bytes);
-  next_offset_ += count;  // The commit point: from here the batch is readable.
+  appended_end_ += count;
   writer_.appended(bytes);
-  HARK_ASSERT(segment.last_offset() + 1 == next_offset_);
+  HARK_ASSERT(segment.last_offset() + 1 == appended_end_);
+  // The commit point: from here the batch is readable. Under `always`, log_synced() moves it.
+  if (options_.durability != Durability::always) advance_commit(appended_end_);
   return result;
 }
 
@@ -97,7 +101,10 @@ std::pair<const Segment*, size_t> PartitionLog::locate(Offset start) const {
   if (it != segments_.begin()) --it;
   for (; it != segments_.end(); ++it) {
     const size_t entry = (*it)->find(start);
-    if (entry != (*it)->index.size()) return {it->get(), entry};
+    if (entry == (*it)->index.size()) continue;
+    // A start in a gap may land on a message that is not committed yet (`always`).
+    if ((*it)->offset_of((*it)->index[entry]) >= next_offset_) break;
+    return {it->get(), entry};
   }
   return {nullptr, 0};
 }
@@ -111,7 +118,9 @@ ReadView PartitionLog::read_from_memory(const Segment& segment, size_t entry, ui
   uint64_t bytes = 0;
   uint32_t taken = 0;
   // Messages in a chunk are contiguous and were stamped by us: their sizes come from the index.
+  // Uncommitted messages (`always`) are never served.
   for (size_t i = entry; i < segment.index.size() && taken < count; i++) {
+    if (segment.offset_of(segment.index[i]) >= next_offset_) break;
     const uint64_t end = segment.entry_end(i);
     if (end > slot_end) break;
     const uint64_t size = end - segment.index[i].position;
@@ -135,6 +144,7 @@ void PartitionLog::read_from_disk(const Segment& segment, size_t entry, uint32_t
   // the reader's checks cut off.
   for (size_t i = entry; i < segment.index.size() && taken < count; i++) {
     if (segment.index[i].position >= segment.memory_position) break;
+    if (segment.offset_of(segment.index[i]) >= next_offset_) break;
     const uint64_t end = std::min(segment.entry_end(i), segment.memory_position);
     const uint64_t size = end - segment.index[i].position;
     if (taken > 0 && bytes + size > bytes_max) break;
@@ -157,7 +167,8 @@ Result<Offset> PartitionLog::offset_for_timestamp(UnixMicros timestamp) const {
   const auto it = std::find_if(segments_.begin(), segments_.end(), [&](const auto& s) {
     return !s->empty() && s->index.back().timestamp >= timestamp;
   });
-  if (it == segments_.end()) return next_offset_;
+  // None: the next message will be the first (under `always`, after those not committed yet).
+  if (it == segments_.end()) return appended_end_;
   const Segment& segment = **it;
   const auto entry = std::partition_point(
       segment.index.begin(), segment.index.end(),

@@ -11,6 +11,7 @@
 #include "core/base/units.h"
 #include "io/reactor.h"
 #include "io/timer_wheel.h"
+#include "storage/commit.h"
 #include "storage/disk.h"
 #include "storage/internal/disk_reader.h"
 #include "storage/internal/log_writer.h"
@@ -45,15 +46,20 @@ struct LogEnvironment {
 //
 // Commit: under `never` and `interval` a batch commits — is readable and counts in
 // next_offset() — when append() returns; the bytes are written in the background (LogWriter).
+// Under `always` it commits when the fdatasync covering its bytes completes; batches appended
+// while one is in flight share the next (group commit). Until then it is invisible: reads,
+// next_offset() and first_offset() see committed messages only. A failed write or sync rolls
+// every uncommitted batch back (memory and file) and fails their CommitCompletions. Every
+// advance is told to the CommitListener, then to the CommitCompletions it satisfies.
 // Reads hand out ReadViews that reference immutable chunks (docs/architecture.md §storage).
 //
 // Lifecycle: open() -> (append | read | ...)* -> close(). The destructor closes if needed.
-class PartitionLog {
+class PartitionLog final : private internal::LogWriter::Observer {
  public:
   // Opens (creating if absent) and recovers the partition in `options.directory`, locking it
   // (a second opener gets Error::cannot_open_database). Background writes and reads go through
   // `reactor.ring()`, flush and sync timers on `reactor.timers()`; `clock` stamps messages.
-  // Errors: feature_unavailable (durability always), invalid_configuration, invalid_version
+  // Errors: invalid_configuration, invalid_version
   // (an unknown or missing format file next to segments), invalid_message_checksum (damage
   // under CorruptionPolicy::refuse), invalid_offset (segments overlap), file errors.
   static Result<std::unique_ptr<PartitionLog>> open(io::Reactor& reactor, Clock& clock,
@@ -68,12 +74,22 @@ class PartitionLog {
 
   // Validates a send's messages blob (`count` messages back to back) and, if valid, copies it
   // into the log, stamps each message (offset, one timestamp per batch never below the
-  // previous one, a random UUID for id 0, checksum) and commits it. A rejected batch changes
-  // nothing. Errors: the Iggy codes of validate_batch(); cannot_append_message when too many
-  // bytes wait to be written; while background writes fail, the failure's code
-  // (cannot_save_messages_to_segment or cannot_sync_file); file errors of a segment roll.
+  // previous one, a random UUID for id 0, checksum) and commits it (under `always`: starts its
+  // write; when_committed() hears of the commit). A rejected batch changes nothing. Errors: the
+  // Iggy codes of validate_batch(); cannot_append_message when too many bytes wait to be written;
+  // while background writes fail, the failure's code (cannot_save_messages_to_segment or
+  // cannot_sync_file); file errors of a segment roll.
   Result<AppendResult> append(std::span<const std::byte> messages, uint32_t count);
 
+  // Calls `done.committed()` once every message below `end` is committed, or with the error
+  // that rolled some of them back; before returning if they already are (always, under
+  // `never` and `interval`). Requires: `end` is at most the end of what was appended, and not
+  // below the `end` of a completion still waiting (appends come in order).
+  void when_committed(Offset end, CommitCompletion& done);
+  // Optional; hears every commit advance. Must outlive the log (or be reset to null first).
+  void set_commit_listener(CommitListener* listener) { listener_ = listener; }
+
+  // The commit point: the exclusive end of committed messages.
   Offset next_offset() const { return next_offset_; }
   Offset first_offset() const;
   bool empty() const { return first_offset() == next_offset_; }
@@ -103,8 +119,9 @@ class PartitionLog {
   // not wait (docs/architecture.md §4).
   std::optional<ReadView> read_memory(Offset start, uint32_t count, uint64_t bytes_max) const;
 
-  // The first offset whose message timestamp is >= `timestamp`, or next_offset() if none.
-  // Binary searches the in-memory indexes: no I/O.
+  // The first offset whose message timestamp is >= `timestamp`, or the offset the next
+  // appended message gets if none. It may not be committed yet (`always`): a poll from it
+  // parks until it is. Binary searches the in-memory indexes: no I/O.
   Result<Offset> offset_for_timestamp(UnixMicros timestamp) const;
 
   // Drops every message and segment; the log restarts empty at offset 0 (Iggy 0.8.0) and the
@@ -150,6 +167,17 @@ class PartitionLog {
                             uint64_t bytes_max) const;
   void read_from_disk(const internal::Segment& segment, size_t entry, uint32_t count,
                       uint64_t bytes_max, ReadCompletion& done);
+  // LogWriter::Observer: `always` commits on a .log sync and rolls back on a failure.
+  void log_synced() override;
+  void writes_failed(Error error) override;
+  // The end of what the synced prefix of the log holds (whole messages only).
+  Offset synced_end() const;
+  void advance_commit(Offset end);
+  // Completes, in order, the waiting CommitCompletions whose end is at most `up_to`.
+  void finish_commits(Offset up_to, Status status);
+  // Drops every uncommitted message from memory and, as far as it can, from the files.
+  void roll_back();
+  void roll_back_segment(internal::Segment& segment, size_t keep_entries);
 
   std::unique_ptr<Disk> owned_disk_;  // Set by the reactor overload of open().
   Disk& disk_;
@@ -163,7 +191,11 @@ class PartitionLog {
   internal::LogWriter writer_;
   internal::DiskReader reader_;
   IdGenerator ids_;
-  Offset next_offset_;
+  CommitListener* listener_ = nullptr;
+  IntrusiveList<CommitCompletion, CommitTag> commit_waiters_;  // By end, increasing.
+  Offset next_offset_;                                         // Committed end.
+  Offset appended_end_;  // Offset the next appended message gets (== next_offset_ unless
+                         // `always` has batches waiting for their fdatasync).
   UnixMicros last_timestamp_ = 0;
   uint64_t epoch_ = 0;
   bool open_ = false;

@@ -13,10 +13,6 @@ namespace hark::storage {
 namespace {
 
 Status check_options(const LogOptions& options) {
-  if (options.durability == Durability::always) {
-    HARK_LOG_ERROR("partition %s: durability `always` is not available yet", options.directory);
-    return Error::feature_unavailable;
-  }
   const bool valid =
       !options.directory.empty() && options.segment_bytes_max > 0 &&
       options.segment_bytes_max <= UINT32_MAX && options.chunk_bytes > 0 &&
@@ -43,7 +39,7 @@ PartitionLog::PartitionLog(const LogEnvironment& environment, const LogOptions& 
       timer_clock_(environment.timer_clock),
       clock_(environment.clock),
       options_(options),
-      writer_(disk_, timers_, timer_clock_, options_, segments_, accounts_),
+      writer_(disk_, timers_, timer_clock_, options_, segments_, accounts_, *this),
       reader_(disk_) {}
 
 PartitionLog::~PartitionLog() { close(); }
@@ -133,7 +129,12 @@ Status PartitionLog::recover() {
   for (auto& segment : segments_) segment->sealed = true;
   segments_.back()->sealed = false;
   const internal::Segment& last = *segments_.back();
-  next_offset_ = last.empty() ? last.start : last.last_offset() + 1;
+  next_offset_ = appended_end_ = last.empty() ? last.start : last.last_offset() + 1;
+  if (options_.durability == Durability::always) {
+    // What a killed process left may still be only in the page cache: make it durable before
+    // it is served as committed (a clean file syncs at no cost).
+    for (auto& segment : segments_) HARK_TRY(segment->log_file->sync_now());
+  }
   for (const auto& segment : segments_) {
     if (!segment->empty())
       last_timestamp_ = std::max(last_timestamp_, segment->index.back().timestamp);
@@ -226,6 +227,10 @@ void PartitionLog::close() {
   }
   reader_.drain();
   writer_.stop();
+  // What drain() could not commit was rolled back by the failure that stopped it.
+  finish_commits(Offset(UINT64_MAX), writer_.failure() != Error::ok
+                                         ? writer_.failure()
+                                         : Error::cannot_save_messages_to_segment);
   for (auto& segment : segments_) {
     writer_.removed(*segment);
     segment->release_chunks(accounts_);

@@ -17,15 +17,16 @@ Status PartitionLog::add_segment(Offset start) {
 }
 
 Status PartitionLog::maybe_roll(uint64_t bytes) {
-  if (segments_.empty()) return add_segment(next_offset_);  // A purge that could not re-create.
+  if (segments_.empty()) return add_segment(appended_end_);  // A purge that could not re-create.
   internal::Segment& active = *segments_.back();
   if (active.size_bytes == 0 || active.size_bytes + bytes <= options_.segment_bytes_max) {
     return ok_status();
   }
   // Opening two files blocks the shard briefly, once per segment_bytes_max of data.
-  HARK_TRY(add_segment(next_offset_));
+  HARK_TRY(add_segment(appended_end_));
   active.sealed = true;
-  HARK_LOG_DEBUG("partition %s: rolled to segment %020u", options_.directory, next_offset_.value());
+  HARK_LOG_DEBUG("partition %s: rolled to segment %020u", options_.directory,
+                 appended_end_.value());
   const Result<uint32_t> deleted = apply_retention();
   if (!deleted.ok()) {
     HARK_LOG_WARN("partition %s: retention after a roll failed", options_.directory);
@@ -54,7 +55,8 @@ Status PartitionLog::remove_segment_front() {
 Result<uint32_t> PartitionLog::delete_segments(uint32_t count) {
   HARK_ASSERT(open_);
   uint32_t deleted = 0;
-  while (deleted < count && segments_.size() > 1) {  // Only sealed ones: never the active.
+  // Only sealed ones, never the active; and (`always`) only ones whose messages all committed.
+  while (deleted < count && segments_.size() > 1 && segments_[1]->start <= next_offset_) {
     HARK_TRY(remove_segment_front());
     deleted++;
   }
@@ -67,7 +69,7 @@ Result<uint32_t> PartitionLog::apply_retention() {
   const auto age_us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(options_.retention_age).count());
   uint32_t deleted = 0;
-  while (segments_.size() > 1) {
+  while (segments_.size() > 1 && segments_[1]->start <= next_offset_) {
     const internal::Segment& oldest = *segments_.front();
     const bool too_old =
         age_us > 0 && (oldest.empty() || oldest.index.back().timestamp + age_us <= now);
@@ -84,7 +86,9 @@ Result<uint32_t> PartitionLog::apply_retention() {
 Status PartitionLog::purge() {
   HARK_ASSERT(open_);
   while (!segments_.empty()) HARK_TRY(remove_segment_front());
-  next_offset_ = Offset(0);
+  next_offset_ = appended_end_ = Offset(0);
+  // Batches waiting for their commit were dropped with the rest, as if committed first.
+  finish_commits(Offset(UINT64_MAX), ok_status());
   epoch_++;
   writer_.kick();  // Clears a write failure that had only the purged data left to write.
   HARK_TRY(add_segment(Offset(0)));

@@ -24,10 +24,12 @@
 // Loopback only, bounded loops. Echo and wake alternate in 10 blocks (1 with --smoke); the
 // first 5 % of each block are warm-up and not counted.
 // Usage: hark_e2e_wake_bench [--smoke] [--count N] [--shards N] [--gap-us N] [--harkd PATH]
+//                            [--durability never|interval|always]
 //   (smoke: 20 iterations, for the bench-smoke ctest label; shards: harkd's, default 2 (1
 //   keeps every hop on one shard); gap: the idle time before each message, default 1000 µs
 //   (the wake scenario with a gap shorter than harkd's answer measures less than a park);
-//   PATH defaults to the built harkd)
+//   PATH defaults to the built harkd; durability: harkd's, default never — under always the
+//   wake follows the fdatasync of the send)
 #include <poll.h>
 #include <unistd.h>
 
@@ -462,6 +464,7 @@ int main(int argc, char** argv) {
   int count = 2000;
   uint32_t shards = 2;
   std::string harkd_path = HARK_HARKD_PATH;
+  std::string durability = "never";
   for (int i = 1; i < argc; i++) {
     const std::string arg = argv[i];
     if (arg == "--smoke") {
@@ -475,9 +478,12 @@ int main(int argc, char** argv) {
       shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else if (arg == "--harkd" && i + 1 < argc) {
       harkd_path = argv[++i];
+    } else if (arg == "--durability" && i + 1 < argc) {
+      durability = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--smoke] [--count N] [--shards N] [--gap-us N] [--harkd PATH]\n",
+                   "usage: %s [--smoke] [--count N] [--shards N] [--gap-us N] [--harkd PATH] "
+                   "[--durability never|interval|always]\n",
                    argv[0]);
       return 2;
     }
@@ -489,8 +495,11 @@ int main(int argc, char** argv) {
   test::HarkdProcess::Options options;
   options.harkd_path = harkd_path;
   options.shards_count = shards;
+  options.extra_args = {"--durability", durability};
+  std::printf("harkd durability: %s\n", durability.c_str());
   test::HarkdProcess::Options fixed_options = options;
-  fixed_options.extra_args = {"--migrate-connections", "false"};
+  fixed_options.extra_args.insert(fixed_options.extra_args.end(),
+                                  {"--migrate-connections", "false"});
   for (auto [process, process_options] : {std::pair{&harkd, &options}, {&fixed, &fixed_options}}) {
     if (!process->start(*process_options)) {
       std::fprintf(stderr, "harkd did not start: %s\n%s", process->error_text().c_str(),

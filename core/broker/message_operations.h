@@ -22,7 +22,9 @@ namespace hark::core {
 // back; the server stamps offsets, timestamps, ids and checksums) to one partition of a topic.
 // `messages` must stay valid and unchanged until done(). When done() runs the messages are
 // committed: polls see them and parked polls are woken.
-class Append : public PartitionOperation {
+// Answered once the batch commits (docs/architecture.md §storage): under durability `always`,
+// when its fdatasync completed; a failed commit answers with its error (nothing was kept).
+class Append : public PartitionOperation, private storage::CommitCompletion {
  public:
   NameOrId stream;
   NameOrId topic;
@@ -38,6 +40,7 @@ class Append : public PartitionOperation {
  private:
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
   void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
+  void committed(Status status) override;
 };
 
 // What a poll returns: the messages (a view of committed, immutable bytes, valid on any thread

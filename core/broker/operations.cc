@@ -337,13 +337,24 @@ Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
 
 void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
   owner_shard = shard.id();
-  const auto result = owner.append(shard.waits(), messages, count);
+  const auto result = owner.append(messages, count);
   if (!result.ok()) {
     finish(shard, result.error());
     return;
   }
   appended = *result;
-  finish_after_settle(shard);
+  // Committed at once unless durability is `always`: then when the batch's fdatasync completed.
+  owner.log().when_committed(appended.first + appended.count, *this);
+}
+
+void Append::committed(Status status) {
+  BrokerShard& shard = *BrokerShard::current();
+  // Acknowledged once the wake-ups of this commit have left (WaitShard::after_settle).
+  if (status.ok()) {
+    finish_after_settle(shard);
+    return;
+  }
+  finish(shard, std::move(status));
 }
 
 // Offsets: resolved at home, stored or read at the owner.

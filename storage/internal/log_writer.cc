@@ -9,13 +9,15 @@
 namespace hark::storage::internal {
 
 LogWriter::LogWriter(Disk& disk, io::TimerWheel& timers, const Clock& timer_clock,
-                     const LogOptions& options, Segments& segments, Accounts& accounts)
+                     const LogOptions& options, Segments& segments, Accounts& accounts,
+                     Observer& observer)
     : disk_(disk),
       timers_(timers),
       timer_clock_(timer_clock),
       options_(options),
       segments_(segments),
-      accounts_(accounts) {}
+      accounts_(accounts),
+      observer_(observer) {}
 
 LogWriter::~LogWriter() {
   HARK_ASSERT(!busy());
@@ -29,7 +31,9 @@ void LogWriter::start() {
 void LogWriter::appended(uint64_t bytes) {
   accounts_.unwritten_bytes += bytes;
   accounts_.appended_total += bytes;
-  if (accounts_.unwritten_bytes >= options_.flush_bytes) {
+  // Under `always` the producer waits for the commit: write at once. If an operation is in
+  // flight, kick() does nothing and these bytes ride the next write and fdatasync.
+  if (always() || accounts_.unwritten_bytes >= options_.flush_bytes) {
     kick();
   } else if (!busy() && !flush_timer_.armed()) {
     arm(flush_timer_, options_.flush_interval);
@@ -130,6 +134,8 @@ bool LogWriter::start_for(Segment& segment) {
 #endif
   if (segment.written_bytes < segment.size_bytes) {
     start_write_log(segment);
+  } else if (always() && segment.synced_bytes < segment.written_bytes) {
+    start_sync(segment, OpKind::sync_log);  // The commit, before any index entry is written.
   } else if (segment.index_written < segment.index.size()) {
     start_write_index(segment);
   } else if ((sync_wanted_ || sealed) && segment.synced_bytes < segment.written_bytes) {
@@ -200,8 +206,11 @@ void LogWriter::complete(int32_t result, uint32_t /*flags*/) {
   }
   applied(op, static_cast<uint64_t>(result));
   evict_chunks(segments_, accounts_, options_.memory_bytes_max,
-               options_.durability == Durability::interval);
+               options_.durability != Durability::never);
+  // The next operation starts before the log acknowledges anything, so the disk is never idle
+  // while producers hear of their commit.
   kick();
+  if (op.kind == OpKind::sync_log && op.segment != nullptr) observer_.log_synced();
   if (!flush_waiters_.empty()) notify_flushed();
 }
 
@@ -251,6 +260,7 @@ void LogWriter::failed(InFlight& op, int32_t result) {
     segment->index_written = segment->index_synced;
   }
   arm(retry_timer_, options_.flush_interval);
+  observer_.writes_failed(error);
 }
 
 void LogWriter::arm(io::Timer& timer, Duration after) {

@@ -28,12 +28,31 @@ namespace hark::storage::internal {
 // failed sync rewinds the segment to its last synced position (the kernel may have dropped the
 // dirty pages) as far as the bytes are still in memory.
 //
+// Under `always` the order within a segment becomes data, fdatasync of the data (the commit),
+// then index entries, and a write starts as soon as bytes are appended: appends that arrive
+// while an fdatasync is in flight are written together after it and share the next one (group
+// commit). Index entries then only ever describe synced data, and the index is synced when the
+// segment seals or on an explicit flush (it is a cache recovery rebuilds from the .log).
+//
 // Owner shard only; its own io completion (one op in flight) and timers.
 class LogWriter final : public io::Completion {
  public:
+  // What the log hears from its writer, on the owner shard, from inside the writer's
+  // completion (the next operation already started).
+  class Observer {
+   public:
+    // A .log fdatasync completed: Segment::synced_bytes grew.
+    virtual void log_synced() = 0;
+    // A write or sync failed with `error` (after the writer rewound what it must rewrite).
+    virtual void writes_failed(Error error) = 0;
+
+   protected:
+    ~Observer() = default;
+  };
+
   // Everything borrowed must outlive the writer.
   LogWriter(Disk& disk, io::TimerWheel& timers, const Clock& timer_clock, const LogOptions& options,
-            Segments& segments, Accounts& accounts);
+            Segments& segments, Accounts& accounts, Observer& observer);
   ~LogWriter();
   LogWriter(const LogWriter&) = delete;
   LogWriter& operator=(const LogWriter&) = delete;
@@ -93,6 +112,7 @@ class LogWriter final : public io::Completion {
   void failed(InFlight& op, int32_t result);
   void arm(io::Timer& timer, Duration after);
   bool flushed(const FlushCompletion& waiter) const;
+  bool always() const { return options_.durability == Durability::always; }
   void notify_flushed();
   void fail_flushes(Error error);
 
@@ -105,6 +125,7 @@ class LogWriter final : public io::Completion {
   const LogOptions& options_;
   Segments& segments_;
   Accounts& accounts_;
+  Observer& observer_;
   InFlight in_flight_;
   IntrusiveList<FlushCompletion, FlushTag> flush_waiters_;
   bool sync_wanted_ = false;

@@ -3,7 +3,8 @@
 // working; a send over limits.send_payload_max is InvalidSizeBytes (80) and closes only that
 // connection; a message over limits.message_payload_max is TooBigMessagePayload (4022); parked
 // polls over limits.parked_polls_per_shard / _total are FeatureUnavailable (5); a too large
-// connections_max for RLIMIT_NOFILE, or durability "always", stops harkd at start (exit 2).
+// connections_max for RLIMIT_NOFILE, or an unknown durability policy, stops harkd at start
+// (exit 2).
 #include <string>
 #include <vector>
 
@@ -149,9 +150,10 @@ TEST(HarkdStartLimits, ImpossibleSettingsStopHarkdAtStartWithAReason) {
   const auto [nofile_exit, nofile_text] = run_to_exit({"--connections-max", "100000"});
   EXPECT_NE(nofile_text.find("RLIMIT_NOFILE"), std::string::npos) << nofile_text;
   EXPECT_NE(nofile_text.find("exited 2"), std::string::npos) << nofile_text;
-  const auto [always_exit, always_text] = run_to_exit({"--durability", "always"});
-  EXPECT_NE(always_text.find("not implemented"), std::string::npos) << always_text;
-  EXPECT_NE(always_text.find("exited 2"), std::string::npos) << always_text;
+  const auto [policy_exit, policy_text] = run_to_exit({"--durability", "sometimes"});
+  EXPECT_NE(policy_text.find("storage.durability"), std::string::npos) << policy_text;
+  EXPECT_NE(policy_text.find("never, interval or always"), std::string::npos) << policy_text;
+  EXPECT_NE(policy_text.find("exited 2"), std::string::npos) << policy_text;
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // connections, so groups come back empty); and SIGKILL during creates and sends under
 // durability "never", a few cycles: every acknowledged create is there after the restart, the
 // catalog reads back consistent, and every message that can be read is intact (contiguous
-// offsets, the payloads the producer sent, in its order).
+// offsets, the payloads the producer sent, in its order); and SIGKILL during concurrent sends
+// under durability "always" (issue #8): every acknowledged send is there after the restart, in
+// each producer's order, and a poll parked on the restarted server is woken by a new send.
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +43,12 @@ class HarkdRestart : public ::testing::Test {
   }
 
   // (Re)starts harkd on the test's data directory.
-  void start() {
+  void start(const std::string& durability = "never") {
     harkd_ = std::make_unique<HarkdProcess>();
     HarkdProcess::Options options;
     options.harkd_path = harkd_path();
     options.data_directory = directory_;
-    options.extra_args = {"--durability", "never"};
+    options.extra_args = {"--durability", durability};
     ASSERT_TRUE(harkd_->start(options)) << harkd_->error_text() << "\n" << harkd_->stderr_tail();
     client_ = connect();
     ASSERT_NE(client_, nullptr);
@@ -236,6 +238,78 @@ TEST_F(HarkdRestart, SigkillDuringCreatesAndSendsLosesNoAcknowledgedCreateAndNoI
     last_cycle = cycle;
     last_index = index;
   }
+}
+
+TEST_F(HarkdRestart, SigkillUnderAlwaysKeepsEveryAcknowledgedSendAndParkedPollsSeeThem) {
+  constexpr int cycles = 3;
+  constexpr int producers = 4;  // Concurrent sends to one partition share fdatasyncs.
+  start("always");
+  ASSERT_TRUE(client_->create_stream({.name = "durable"}).ok());
+  protocol::CreateTopicRequest topic;
+  topic.stream_id = Identifier::numeric(0);
+  topic.partitions_count = 1;
+  topic.name = "t";
+  ASSERT_TRUE(client_->create_topic(topic).ok());
+  std::set<std::string> acknowledged;
+  for (int cycle = 0; cycle < cycles; cycle++) {
+    if (cycle > 0) start("always");
+    std::atomic<bool> stop{false};
+    std::vector<std::vector<std::string>> acked(producers);
+    std::vector<std::thread> senders;
+    for (int p = 0; p < producers; p++) {
+      senders.emplace_back([&, p] {
+        auto client = connect();
+        for (int i = 0; client != nullptr && !stop.load(); i++) {
+          const std::string text =
+              "p" + std::to_string(p) + "-c" + std::to_string(cycle) + "-" + std::to_string(i);
+          if (!send(*client, 0, 0, text).ok()) break;
+          acked[p].push_back(text);  // Answered: committed under always.
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 100 * cycle));
+    harkd_->signal(SIGKILL);
+    stop.store(true);
+    for (std::thread& sender : senders) sender.join();
+    for (const auto& texts : acked) acknowledged.insert(texts.begin(), texts.end());
+    client_.reset();
+  }
+  ASSERT_FALSE(acknowledged.empty()) << "no send was acknowledged: the test proves nothing";
+
+  start("always");
+  const auto messages = read_all(0, 0);
+  std::set<std::string> present;
+  std::vector<std::pair<int, int>> last(producers * cycles, {-1, -1});
+  for (size_t i = 0; i < messages.size(); i++) {
+    EXPECT_EQ(messages[i].first, i);
+    present.insert(messages[i].second);
+    int p = -1;
+    int cycle = -1;
+    int index = -1;
+    ASSERT_EQ(sscanf(messages[i].second.c_str(), "p%d-c%d-%d", &p, &cycle, &index), 3);
+    auto& [seen_cycle, seen_index] = last[static_cast<size_t>(p)];
+    if (cycle == seen_cycle) {
+      EXPECT_EQ(index, seen_index + 1) << "a producer's sends out of order or with a gap";
+    }
+    seen_cycle = cycle;
+    seen_index = index;
+  }
+  for (const std::string& text : acknowledged) {
+    EXPECT_EQ(present.count(text), 1u) << "acknowledged send " << text << " is missing";
+  }
+
+  // A poll parked on the restarted server wakes on the next committed send.
+  AsyncPoll poll(harkd_->address(), poll_request(9, 0, offset_strategy(messages.size()), 10,
+                                                 std::chrono::seconds(20)));
+  std::this_thread::sleep_for(settle_time);
+  EXPECT_FALSE(poll.answered());
+  ASSERT_TRUE(send(*client_, 0, 0, "after-restart").ok());
+  const PollOutcome& outcome = poll.wait(std::chrono::seconds(20));
+  ASSERT_TRUE(outcome.answered);
+  EXPECT_EQ(outcome.status, 0u);
+  ASSERT_EQ(outcome.payloads.size(), 1u);
+  EXPECT_EQ(outcome.payloads[0], "after-restart");
+  EXPECT_EQ(outcome.offsets[0], messages.size());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Covers harkd's configuration loader: precedence (flags > environment > file > defaults), the
-// IGGY_* names, unknown keys named in the error, bad values, durability "always" refused,
+// IGGY_* names, unknown keys named in the error, bad values, the three durability policies,
 // --print-config's TOML read back to the same options, the cluster layout reported by
 // get_cluster_metadata (Iggy's defaults and names), and the duration and size syntax.
 #include "server/config.h"
@@ -107,10 +107,14 @@ TEST(LoadConfig, UnknownHarkVariablesAreWarnings) {
   EXPECT_NE(parsed.warnings[0].find("HARK_SHRADS"), std::string::npos);
 }
 
-TEST(LoadConfig, DurabilityAlwaysIsRefusedWithAClearMessage) {
+TEST(LoadConfig, EveryDurabilityPolicyIsAcceptedFromFlagsAndEnvironment) {
   const ParsedFlags parsed = load({"--durability", "always"});
-  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::error);
-  EXPECT_NE(parsed.error.find("not implemented"), std::string::npos) << parsed.error;
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::run) << parsed.error;
+  EXPECT_EQ(parsed.options.durability, storage::Durability::always);
+  const ParsedFlags environment = load({}, {"HARK_DURABILITY=always"});
+  ASSERT_EQ(environment.outcome, ParsedFlags::Outcome::run) << environment.error;
+  EXPECT_EQ(environment.options.durability, storage::Durability::always);
+  EXPECT_EQ(load({"--durability", "sometimes"}).outcome, ParsedFlags::Outcome::error);
   const ParsedFlags interval = load({"--durability=interval", "--sync-interval", "250ms"});
   ASSERT_EQ(interval.outcome, ParsedFlags::Outcome::run) << interval.error;
   EXPECT_EQ(interval.options.durability, storage::Durability::interval);

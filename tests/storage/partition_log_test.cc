@@ -284,12 +284,5 @@ TEST(PartitionLog, ASecondOpenOfTheDirectoryFails) {
   EXPECT_EQ(harness.open().error(), Error::cannot_open_database);
 }
 
-TEST(PartitionLog, AlwaysDurabilityIsNotAvailableYet) {
-  LogOptions options;
-  options.durability = Durability::always;
-  LogHarness harness(options);
-  EXPECT_EQ(harness.open().error(), Error::feature_unavailable);
-}
-
 }  // namespace
 }  // namespace hark::storage::test

@@ -20,6 +20,7 @@ class MemoryDisk::File final : public storage::DiskFile {
     disk_.queue_.push_back(Op{Op::Kind::read, data_, bytes, {}, position, &done});
   }
   void datasync(io::Completion& done) override {
+    disk_.datasyncs_count_++;
     disk_.queue_.push_back(Op{Op::Kind::sync, data_, {}, {}, 0, &done});
   }
   Result<uint64_t> size() override { return uint64_t{data_->bytes.size()}; }

@@ -47,6 +47,8 @@ class MemoryDisk final : public storage::Disk {
   // Completes every queued operation (and those they queue). Returns how many ran.
   size_t drive_all();
   size_t pending() const { return queue_.size(); }
+  // Asynchronous fdatasyncs submitted so far (group commit tests count them).
+  uint64_t datasyncs_count() const { return datasyncs_count_; }
 
   void fail_writes(int error_number) { write_errno_ = error_number; }
   void fail_syncs(int error_number) { sync_errno_ = error_number; }
@@ -94,6 +96,7 @@ class MemoryDisk final : public storage::Disk {
   int next_write_errno_ = 0;
   bool short_writes_ = false;
   bool crashed_ = false;
+  uint64_t datasyncs_count_ = 0;
 };
 
 }  // namespace hark::test

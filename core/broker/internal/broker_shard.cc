@@ -136,7 +136,7 @@ Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
       OffsetStore::open(reactor_.ring(), log_options(*cell).directory + "/consumer_offsets");
   if (!offsets.ok()) return offsets.error();
   owned_[cell->key] =
-      std::make_unique<Partition>(cell, std::move(log).value(), std::move(offsets).value());
+      std::make_unique<Partition>(waits_, cell, std::move(log).value(), std::move(offsets).value());
   waits_.adopt(*cell);
   arm_retention();
   return ok_status();

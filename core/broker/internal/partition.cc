@@ -4,25 +4,33 @@
 
 namespace hark::core::internal {
 
-Partition::Partition(Ref<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
+Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
+                     std::unique_ptr<storage::PartitionLog> log,
                      std::unique_ptr<OffsetStore> offsets)
-    : cell_(std::move(cell)), log_(std::move(log)), offsets_(std::move(offsets)) {
+    : waits_(waits), cell_(std::move(cell)), log_(std::move(log)), offsets_(std::move(offsets)) {
   cell_->local = this;
+  log_->set_commit_listener(this);
   // A recovered log starts where its data ends; a fresh one at 0.
   cell_->publish(log_->next_offset().value());
   cell_->clear_dirty();
   publish_figures();
 }
 
-Partition::~Partition() { cell_->local = nullptr; }
+Partition::~Partition() {
+  log_->set_commit_listener(nullptr);
+  cell_->local = nullptr;
+}
 
-Result<storage::AppendResult> Partition::append(WaitShard& waits,
-                                                std::span<const std::byte> messages,
+Result<storage::AppendResult> Partition::append(std::span<const std::byte> messages,
                                                 uint32_t count) {
   HARK_TRY_ASSIGN(const storage::AppendResult appended, log_->append(messages, count));
-  waits.publish(*cell_, log_->next_offset().value());
   publish_figures();
   return appended;
+}
+
+void Partition::commit_advanced(Offset next_offset) {
+  waits_.publish(*cell_, next_offset.value());
+  publish_figures();
 }
 
 Status Partition::purge(WaitShard& waits) {
@@ -80,6 +88,9 @@ Status Partition::delete_offset(const ConsumerRef& consumer) {
 }
 
 void Partition::close() {
+  // Commits that closing completes answer their producers; parked polls are answered by the
+  // shutdown or delete that closes the partition, so nothing needs publishing any more.
+  log_->set_commit_listener(nullptr);
   log_->close();
   offsets_->close();
 }

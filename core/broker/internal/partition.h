@@ -15,10 +15,12 @@
 namespace hark::core::internal {
 
 // A partition on its owner shard: the log, the stored consumer offsets, and the commit point
-// it publishes to (its PartitionCell). Used on the owner shard only.
-class Partition {
+// it publishes to (its PartitionCell): every commit advance of the log (at append, or under
+// `always` when its fdatasync completes) is published to `waits`. Used on the owner shard only.
+class Partition final : private storage::CommitListener {
  public:
-  Partition(Ref<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
+  // `waits` (the owner shard's) must outlive the partition.
+  Partition(WaitShard& waits, Ref<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
             std::unique_ptr<OffsetStore> offsets);
   ~Partition();
   Partition(const Partition&) = delete;
@@ -27,9 +29,10 @@ class Partition {
   PartitionCell& cell() { return *cell_; }
   storage::PartitionLog& log() { return *log_; }
 
-  // Appends and commits: parked polls it satisfies wake at the end of this loop iteration.
-  Result<storage::AppendResult> append(WaitShard& waits, std::span<const std::byte> messages,
-                                       uint32_t count);
+  // Appends. The batch commits at once, or under durability `always` when its fdatasync
+  // completes (log().when_committed() hears of it); parked polls it satisfies wake at the end
+  // of the loop iteration of the commit.
+  Result<storage::AppendResult> append(std::span<const std::byte> messages, uint32_t count);
   // Drops every message and stored offset; a new epoch at offset 0 (parked polls: empty).
   Status purge(WaitShard& waits);
   Status apply_retention();
@@ -51,7 +54,9 @@ class Partition {
 
  private:
   void publish_figures();
+  void commit_advanced(Offset next_offset) override;
 
+  WaitShard& waits_;
   Ref<PartitionCell> cell_;
   std::unique_ptr<storage::PartitionLog> log_;
   std::unique_ptr<OffsetStore> offsets_;

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "core/base/intrusive_list.h"
+#include "core/base/result.h"
+#include "core/base/units.h"
+
+namespace hark::storage {
+
+class PartitionLog;
+
+// Hears when an appended batch commits (PartitionLog::when_committed): once, on the log's
+// shard, with ok when every message before the target offset is committed — under `always`,
+// when the fdatasync that covers them completed — or with the error of the failed write or
+// sync that rolled them back (they are then never served). The object must stay alive until
+// then. Data plane: waiting and completing never allocate (an intrusive FIFO).
+struct CommitTag;
+class CommitCompletion : public ListHook<CommitTag> {
+ public:
+  virtual void committed(Status status) = 0;
+
+ protected:
+  virtual ~CommitCompletion() = default;
+
+ private:
+  friend class PartitionLog;
+  Offset end_;
+};
+
+// Hears every advance of a log's commit point (next_offset()), on the log's shard, before the
+// CommitCompletions it satisfies: the owner publishes it to parked polls. Must outlive the log.
+class CommitListener {
+ public:
+  virtual void commit_advanced(Offset next_offset) = 0;
+
+ protected:
+  ~CommitListener() = default;
+};
+
+}  // namespace hark::storage

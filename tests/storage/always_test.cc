@@ -1,0 +1,205 @@
+// Covers durability `always` on the in-memory disk (issue #8): a batch commits — becomes
+// readable, advances next_offset() and answers its producer — only when the fdatasync covering
+// it completed; appends arriving while one is in flight share the next (group commit, counted
+// at the disk seam); a failed write or sync fails the producers it covers and rolls their
+// batches back (memory and files), acknowledged data stays; a power loss keeps every ack.
+#include <errno.h>
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "storage/partition_log.h"
+#include "tests/storage/log_harness.h"
+#include "tests/support/prng.h"
+
+namespace hark::storage::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+LogOptions always() {
+  LogOptions options;
+  options.durability = Durability::always;
+  return options;
+}
+
+struct CommitCollector final : CommitCompletion {
+  void committed(Status status) override {
+    calls++;
+    error = status.ok() ? Error::ok : status.error();
+  }
+  int calls = 0;
+  Error error = Error::ok;
+};
+
+struct ListenerCollector final : CommitListener {
+  void commit_advanced(Offset next_offset) override { advances.push_back(next_offset); }
+  std::vector<Offset> advances;
+};
+
+// Appends `count` messages and waits for their commit through `done`.
+void append_waiting(PartitionLog& log, uint32_t count, const std::string& prefix,
+                    CommitCollector& done, size_t padding = 0) {
+  const Result<AppendResult> appended = log.append(make_batch(count, prefix, padding), count);
+  ASSERT_TRUE(appended.ok());
+  log.when_committed(appended->first + count, done);
+}
+
+TEST(DurabilityAlways, BatchCommitsOnlyAfterItsFdatasync) {
+  LogHarness harness(always());
+  PartitionLog& log = harness.reopen();
+  ListenerCollector listener;
+  log.set_commit_listener(&listener);
+  CommitCollector done;
+  append_waiting(log, 3, "a", done);
+  EXPECT_EQ(log.next_offset(), Offset(0));
+  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(harness.read(Offset(0)).count, 0u);  // Never served before the commit.
+  EXPECT_EQ(done.calls, 0);
+
+  harness.disk.drive();  // The write.
+  EXPECT_EQ(done.calls, 0);
+  EXPECT_EQ(harness.read(Offset(0)).count, 0u);
+  const uint64_t syncs = harness.disk.datasyncs_count();
+  EXPECT_EQ(syncs, 1u);
+  harness.disk.drive();  // The fdatasync: the commit.
+  EXPECT_EQ(done.calls, 1);
+  EXPECT_EQ(done.error, Error::ok);
+  EXPECT_EQ(log.next_offset(), Offset(3));
+  EXPECT_EQ(listener.advances, std::vector<Offset>{Offset(3)});
+  EXPECT_EQ(harness.read(Offset(0)).count, 3u);
+  log.set_commit_listener(nullptr);
+}
+
+TEST(DurabilityAlways, AppendsDuringAnFdatasyncShareTheNextOne) {
+  LogHarness harness(always());
+  PartitionLog& log = harness.reopen();
+  constexpr int producers = 16;
+  std::vector<CommitCollector> done(producers);
+  append_waiting(log, 1, "first", done[0]);
+  harness.disk.drive();  // Write; the fdatasync is now in flight.
+  for (int i = 1; i < producers; i++) append_waiting(log, 1, "p" + std::to_string(i), done[i]);
+  harness.disk.drive_all();
+  for (const CommitCollector& collector : done) {
+    EXPECT_EQ(collector.calls, 1);
+    EXPECT_EQ(collector.error, Error::ok);
+  }
+  EXPECT_EQ(log.next_offset(), Offset(producers));
+  // One fdatasync for the first, one for the 15 that arrived during it (plus none for the index,
+  // which is synced when the segment seals or on an explicit flush).
+  EXPECT_EQ(harness.disk.datasyncs_count(), 2u);
+  EXPECT_LT(harness.disk.datasyncs_count(), uint64_t{producers});
+}
+
+TEST(DurabilityAlways, FailedWriteFailsItsProducersAndRollsBack) {
+  LogHarness harness(always());
+  PartitionLog& log = harness.reopen();
+  CommitCollector acked;
+  append_waiting(log, 2, "acked", acked);
+  harness.disk.drive_all();
+  ASSERT_EQ(acked.error, Error::ok);
+
+  harness.disk.fail_writes(ENOSPC);
+  CommitCollector first;
+  CommitCollector second;
+  append_waiting(log, 2, "lost", first);
+  append_waiting(log, 1, "lost", second);
+  harness.disk.drive_all();
+  EXPECT_EQ(first.calls, 1);
+  EXPECT_EQ(first.error, Error::cannot_save_messages_to_segment);
+  EXPECT_EQ(second.error, Error::cannot_save_messages_to_segment);
+  EXPECT_EQ(log.next_offset(), Offset(2));
+  EXPECT_EQ(log.unwritten_bytes(), 0u);
+  EXPECT_EQ(harness.read(Offset(0)).count, 2u);
+  EXPECT_EQ(harness.read(Offset(2)).count, 0u);
+  // Rejected while the failure stands, accepted again after the retry interval.
+  EXPECT_EQ(log.append(make_batch(1, "no"), 1).error(), Error::cannot_save_messages_to_segment);
+  harness.disk.fail_writes(0);
+  harness.advance(harness.options.flush_interval + 1ms);
+  harness.disk.drive_all();
+  CommitCollector again;
+  append_waiting(log, 1, "again", again);
+  harness.disk.drive_all();
+  EXPECT_EQ(again.error, Error::ok);
+  const ReadCollector read = harness.read(Offset(0));
+  ASSERT_EQ(read.count, 3u);
+  EXPECT_EQ(read.messages[2].payload, "again0");  // Offset 2 went to the retried batch.
+  harness.close_log();
+  EXPECT_EQ(harness.reopen().next_offset(), Offset(3));
+}
+
+TEST(DurabilityAlways, FailedSyncFailsItsProducersAndNothingUnackedSurvivesAReopen) {
+  LogHarness harness(always());
+  PartitionLog& log = harness.reopen();
+  CommitCollector acked;
+  append_waiting(log, 1, "acked", acked);
+  harness.disk.drive_all();
+  harness.disk.fail_syncs(EIO);
+  CommitCollector failed;
+  append_waiting(log, 4, "unsynced", failed);
+  harness.disk.drive_all();
+  EXPECT_EQ(failed.error, Error::cannot_sync_file);
+  EXPECT_EQ(log.next_offset(), Offset(1));
+  harness.disk.fail_syncs(0);
+  harness.close_log();
+  PartitionLog& reopened = harness.reopen();
+  EXPECT_EQ(reopened.next_offset(), Offset(1));  // The written-but-failed batch was cut.
+  EXPECT_EQ(harness.read(Offset(0)).messages.at(0).payload, "acked0");
+}
+
+TEST(DurabilityAlways, FailureAfterARollDropsTheUncommittedSegment) {
+  LogOptions options = always();
+  options.segment_bytes_max = 300;
+  LogHarness harness(options);
+  PartitionLog& log = harness.reopen();
+  CommitCollector acked;
+  append_waiting(log, 2, "acked", acked, 100);
+  harness.disk.drive_all();
+  ASSERT_EQ(acked.error, Error::ok);
+  ASSERT_EQ(log.segments_count(), 1u);
+  harness.disk.fail_writes(ENOSPC);
+  CommitCollector failed;
+  append_waiting(log, 2, "rolls", failed, 100);
+  ASSERT_EQ(log.segments_count(), 2u);
+  harness.disk.drive_all();
+  EXPECT_EQ(failed.error, Error::cannot_save_messages_to_segment);
+  EXPECT_EQ(log.segments_count(), 1u);
+  EXPECT_EQ(log.next_offset(), Offset(2));
+  harness.disk.fail_writes(0);
+  harness.advance(harness.options.flush_interval + 1ms);
+  harness.disk.drive_all();
+  CommitCollector again;
+  append_waiting(log, 2, "again", again, 100);
+  harness.disk.drive_all();
+  EXPECT_EQ(again.error, Error::ok);
+  EXPECT_EQ(log.segments_count(), 2u);
+  harness.close_log();
+  EXPECT_EQ(harness.reopen().next_offset(), Offset(4));
+}
+
+TEST(DurabilityAlways, PowerLossKeepsEveryAcknowledgedMessage) {
+  LogHarness harness(always());
+  hark::test::Prng prng(7);
+  for (int round = 0; round < 50; round++) {
+    PartitionLog& log = harness.reopen();
+    const Offset acked_before = log.next_offset();
+    std::vector<CommitCollector> done(8);
+    for (size_t i = 0; i < done.size(); i++) {
+      append_waiting(log, 1 + static_cast<uint32_t>(prng.below(3)), "r", done[i]);
+      for (uint64_t k = prng.below(3); k > 0 && harness.disk.pending() > 0; k--) {
+        harness.disk.drive();
+      }
+    }
+    Offset acked = acked_before;
+    if (log.next_offset() > acked) acked = log.next_offset();
+    harness.disk.crash([&](uint64_t bound) { return prng.below(bound + 1); });
+    harness.close_log();
+    harness.disk.restart();
+    EXPECT_GE(harness.reopen().next_offset(), acked) << "round " << round;
+    harness.close_log();
+  }
+}
+
+}  // namespace
+}  // namespace hark::storage::test
