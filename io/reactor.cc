@@ -55,6 +55,7 @@ void Reactor::set_peers(std::vector<Reactor*> peers) {
 
 void Reactor::post(ShardId target, Task& task) {
   HARK_ASSERT(target.value() < outboxes_.size() || target == id_);
+  if (target == id_) posted_to_self_ = true;
   if (outboxes_.empty()) {
     HARK_ASSERT(target == id_);
     inbox_.push(task);
@@ -136,16 +137,18 @@ size_t Reactor::run_once(bool block) {
   } else {
     handled += static_cast<size_t>(ring_->run(Duration(0)));
   }
-  // Tasks this shard posts to itself while finishing a pass (a wake-up handed back to a poll
-  // parked here, an acknowledgement that follows it) run in the same iteration, so their
-  // answers go out with this iteration's submissions rather than one kernel round trip later.
-  // Bounded, so a task that keeps posting to its own shard cannot starve the ring.
+  // Tasks this shard posts to itself during a pass (a wake-up handed back to a poll parked
+  // here, the acknowledgement that follows it) get another pass in the same iteration, so
+  // their answers go out with this iteration's submissions rather than one kernel round trip
+  // later. Only those: work other shards push meanwhile waits for the next iteration, as
+  // before. Bounded, so a task that keeps posting to its own shard cannot starve the ring.
   for (int pass = 0; pass < passes_max; pass++) {
+    posted_to_self_ = false;
     handled += run_inbox();
     handled += timers_.advance(clock_.monotonic_now());
     if (hook_ != nullptr) hook_->on_iteration_end();
     flush_outboxes();
-    if (inbox_.empty()) break;
+    if (!posted_to_self_) break;
   }
   return handled;
 }

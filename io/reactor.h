@@ -73,7 +73,7 @@ class Reactor {
 
   // From this shard: queues `task` for shard `target`. Tasks for one target are chained and
   // pushed with one exchange and at most one eventfd write at the end of this iteration.
-  // A task for this shard itself runs in the next iteration.
+  // A task for this shard itself runs in a further pass of the current iteration (run_once).
   void post(ShardId target, Task& task);
 
   // Pushes what post() has queued so far now, instead of at the end of the iteration. For
@@ -134,6 +134,7 @@ class Reactor {
   std::vector<Outbox> outboxes_;
   IterationHook* hook_ = nullptr;
   ReactorCounters counters_;
+  bool posted_to_self_ = false;  // During the current pass of run_once().
 };
 
 }  // namespace hark::io

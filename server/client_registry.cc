@@ -4,9 +4,11 @@
 
 namespace hark::server {
 
-void ClientRegistry::add(const ClientInfo& client) {
+bool ClientRegistry::add_within(const ClientInfo& client, uint32_t limit) {
   std::lock_guard lock(mutex_);
+  if (clients_.size() >= limit) return false;
   clients_.insert_or_assign(client.client_id, client);
+  return true;
 }
 
 void ClientRegistry::set_user(uint32_t client_id, uint32_t user_id) {

@@ -28,7 +28,8 @@ class ClientRegistry {
   ClientRegistry(const ClientRegistry&) = delete;
   ClientRegistry& operator=(const ClientRegistry&) = delete;
 
-  void add(const ClientInfo& client);
+  // Adds `client` unless `limit` clients are listed already: false then.
+  [[nodiscard]] bool add_within(const ClientInfo& client, uint32_t limit);
   void set_user(uint32_t client_id, uint32_t user_id);
   void set_shard(uint32_t client_id, uint32_t shard);
   void remove(uint32_t client_id);

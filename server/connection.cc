@@ -53,11 +53,7 @@ Connection::~Connection() {
 
 void Connection::start() {
   io::set_no_delay(fd_);
-  shard_.clients().add({.client_id = client_id_,
-                        .user_id = UINT32_MAX,
-                        .shard = shard_.id().value(),
-                        .address = peer_});
-  registered_ = true;
+  registered_ = true;  // ShardServer::accept_connection listed it in the registry.
   arm_recv();
 }
 

@@ -41,8 +41,9 @@ struct ServerOptions {
   // send or poll uses (docs/architecture.md §6, Migration): its requests then need no hop.
   bool migrate_connections = true;
 
-  // Open client connections, over all shards (each shard takes its share, rounded up). A
-  // connection over the limit is answered CannotEstablishConnection (9) and closed.
+  // Open client connections, over all shards (connections migrate between shards, so none
+  // has a share). A connection over the limit is answered CannotEstablishConnection (9) and
+  // closed.
   uint32_t connections_max = 10'000;
   // Frame caps: control frames 10 MiB as Iggy 0.8.0; send frames up to `send_max`.
   protocol::FrameLimits frame_limits;

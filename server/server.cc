@@ -76,13 +76,9 @@ Status Server::on_start(core::Broker& broker, io::Reactor& reactor) {
     HARK_LOG_ERROR("shard %u has no listener (%u were opened)", index, listeners_.size());
     return Error::invalid_configuration;
   }
-  const auto shards_count = static_cast<uint32_t>(listeners_.size());
-  const uint32_t connections_max =
-      (shared_.options.connections_max + shards_count - 1) / shards_count;
   const int listener = listeners_[index];
   listeners_[index] = -1;  // create() owns it now, failed or not.
-  HARK_TRY_ASSIGN(shards_[index],
-                  ShardServer::create(reactor, broker, listener, shared_, connections_max));
+  HARK_TRY_ASSIGN(shards_[index], ShardServer::create(reactor, broker, listener, shared_));
   shared_.shards[index] = shards_[index].get();
   return ok_status();
 }

@@ -41,11 +41,9 @@ std::string peer_of(int fd) {
 }  // namespace
 
 Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, core::Broker& broker,
-                                                         int listen_fd, ServerShared& shared,
-                                                         uint32_t connections_max) {
+                                                         int listen_fd, ServerShared& shared) {
   const ServerOptions& options = shared.options;
   HARK_ASSERT(listen_fd >= 0);
-  HARK_ASSERT(connections_max > 0);
   Result<std::unique_ptr<io::BufferRing>> buffers = io::BufferRing::create(
       reactor.ring(), receive_group, options.receive_buffers_count, options.receive_buffer_bytes);
   if (!buffers.ok()) {
@@ -55,19 +53,17 @@ Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, c
     ::close(listen_fd);
     return buffers.error();
   }
-  auto shard = std::unique_ptr<ShardServer>(new ShardServer(
-      reactor, broker, listen_fd, shared, connections_max, std::move(buffers).value()));
+  auto shard = std::unique_ptr<ShardServer>(
+      new ShardServer(reactor, broker, listen_fd, shared, std::move(buffers).value()));
   shard->arm_accept();
   return shard;
 }
 
 ShardServer::ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd,
-                         ServerShared& shared, uint32_t connections_max,
-                         std::unique_ptr<io::BufferRing> buffers)
+                         ServerShared& shared, std::unique_ptr<io::BufferRing> buffers)
     : reactor_(reactor),
       broker_(broker),
       shared_(shared),
-      connections_max_(connections_max),
       listen_fd_(listen_fd),
       buffers_(std::move(buffers)) {}
 
@@ -111,20 +107,24 @@ void ShardServer::accept_connection(int fd) {
     ::close(fd);
     return;
   }
-  if (live_.size() >= connections_max_) {
+  // The limit is the process's, checked and taken in one step of the registry: connections
+  // migrate between shards, so no shard has a share of it.
+  const uint32_t client_id = next_client_id.fetch_add(1, std::memory_order_relaxed);
+  std::string peer = peer_of(fd);
+  if (!clients().add_within({.client_id = client_id, .shard = id().value(), .address = peer},
+                            options().connections_max)) {
     // Told why before the close: a client reading its first response sees
     // CannotEstablishConnection (9). The socket's buffer is empty, so 8 bytes go at once.
     HARK_LOG_WARN(
-        "shard %u: %u connections open, the most it takes (limits.connections_max); "
+        "%u connections open, the most harkd takes (limits.connections_max); "
         "refusing a new one",
-        id().value(), live_.size());
+        options().connections_max);
     const auto refusal = protocol::error_response(Error::cannot_establish_connection);
     (void)!::send(fd, refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     ::close(fd);
     return;
   }
-  const uint32_t client_id = next_client_id.fetch_add(1, std::memory_order_relaxed);
-  auto connection = std::make_unique<Connection>(*this, fd, client_id, peer_of(fd));
+  auto connection = std::make_unique<Connection>(*this, fd, client_id, std::move(peer));
   HARK_LOG_DEBUG("shard %u: client %u (%s) connected", id().value(), client_id, connection->peer());
   Connection& adopted = *connection.release();  // Owned by the lists until collect().
   live_.push_back(adopted);

@@ -47,8 +47,7 @@ class ShardServer final : private io::Completion {
  public:
   // Takes ownership of `listen_fd`. `broker` and `shared` must outlive the shard server.
   static Result<std::unique_ptr<ShardServer>> create(io::Reactor& reactor, core::Broker& broker,
-                                                     int listen_fd, ServerShared& shared,
-                                                     uint32_t connections_max);
+                                                     int listen_fd, ServerShared& shared);
   ~ShardServer();
   ShardServer(const ShardServer&) = delete;
   ShardServer& operator=(const ShardServer&) = delete;
@@ -94,7 +93,7 @@ class ShardServer final : private io::Completion {
   };
 
   ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd, ServerShared& shared,
-              uint32_t connections_max, std::unique_ptr<io::BufferRing> buffers);
+              std::unique_ptr<io::BufferRing> buffers);
 
   // The accept completion.
   void complete(int32_t result, uint32_t flags) override;
@@ -104,7 +103,6 @@ class ShardServer final : private io::Completion {
   io::Reactor& reactor_;
   core::Broker& broker_;
   ServerShared& shared_;
-  const uint32_t connections_max_;
   int listen_fd_;
   std::unique_ptr<io::BufferRing> buffers_;
   IntrusiveList<Connection> live_;     // Open or closing.

@@ -17,6 +17,7 @@ WaitShard::WaitShard(io::Reactor& reactor, const WaitShardOptions& options)
   }
   // Each adopted point can be dirty at most once per iteration.
   dirty_.reserve(1024);
+  after_settle_.reserve(1024);  // Grows only past 1024 acks in one iteration.
   reactor_.set_iteration_hook(this);
 }
 

@@ -152,6 +152,14 @@ class AsyncPoll {
 
 // One harkd (2 shards) per test, stopped with SIGTERM at the end of the test, which must exit 0;
 // on failure the test's report ends with harkd's stderr.
+// What harkd's stats line (SIGUSR1) says about connections.
+struct ConnectionStats {
+  std::vector<uint32_t> by_shard;  // shard_connections=a/b
+  uint64_t migrations = 0;
+  uint64_t refused = 0;  // migrations_refused
+  uint32_t total() const;
+};
+
 class HarkdTest : public ::testing::Test {
  protected:
   static constexpr uint32_t shards_count = 2;
@@ -173,6 +181,11 @@ class HarkdTest : public ::testing::Test {
   PollOutcome poll_now(protocol::PollMessagesRequest request);
 
   const std::string& address() const { return harkd_.address(); }
+  // Asks harkd for a stats line (SIGUSR1) and returns what it says about connections (a test
+  // failure and an empty result if no readable line comes).
+  ConnectionStats connection_stats();
+  // Open file descriptors of the harkd process.
+  size_t harkd_open_files() const;
 
   HarkdProcess harkd_;
   std::unique_ptr<client::Client> admin_;

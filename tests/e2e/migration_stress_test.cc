@@ -5,8 +5,8 @@
 // every partition, moving too, and some drop their connection while parked and come back.
 // Checks: every acknowledged message is in its partition exactly once, in order; consumers
 // never see a gap or a duplicate; harkd stops cleanly (a sanitizer report fails the stop).
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -70,8 +70,7 @@ TEST_F(HarkdMigrationStress, MigrationsRaceWithParkedPollsCommitsAndDisconnects)
           return;
         }
         for (int i = 0; i < connection_sends_max && SteadyClock::now() < end; i++, sent++) {
-          const std::string payload =
-              "p" + std::to_string(producer) + "-" + std::to_string(sent);
+          const std::string payload = "p" + std::to_string(producer) + "-" + std::to_string(sent);
           if (!send_text(*client, protocol::Partitioning::partition(partition), payload).ok()) {
             failed = true;
             return;
@@ -97,9 +96,15 @@ TEST_F(HarkdMigrationStress, MigrationsRaceWithParkedPollsCommitsAndDisconnects)
           return;
         }
         if (polls++ % 3 == 2) {
-          // Park, then leave: the parked poll is cancelled wherever the connection lives now.
+          // Move (an immediate poll of the partition), park, then leave: the parked poll is
+          // cancelled on the shard the connection moved to.
           RawConnection dropped;
           if (!dropped.connect_and_login(address()) ||
+              !dropped
+                   .exchange(
+                       request_frame(poll_request(50 + partition, partition, offset_strategy(0), 1,
+                                                  std::chrono::microseconds(0))))
+                   .has_value() ||
               !dropped.send(request_frame(
                   poll_request(50 + partition, partition, offset_strategy(1u << 30), 1, 1s)))) {
             failed = true;
@@ -114,8 +119,7 @@ TEST_F(HarkdMigrationStress, MigrationsRaceWithParkedPollsCommitsAndDisconnects)
             4 * at_once_bound);
         const PollOutcome outcome = poll_outcome(response);
         if (!outcome.answered || outcome.status != 0) {
-          ADD_FAILURE() << "partition " << partition << ": poll failed, status "
-                        << outcome.status;
+          ADD_FAILURE() << "partition " << partition << ": poll failed, status " << outcome.status;
           failed = true;
           return;
         }
@@ -132,8 +136,43 @@ TEST_F(HarkdMigrationStress, MigrationsRaceWithParkedPollsCommitsAndDisconnects)
       }
     });
   }
+  // One consumer of partition 0 with `next` and auto-commit, reconnecting (and moving) every
+  // few polls: its stored offset must be in place before its next poll runs on the new shard,
+  // or it would see messages twice.
+  std::vector<uint64_t> committed_seen;
+  std::thread committing([&] {
+    int polls = 0;
+    while (SteadyClock::now() < end && !failed.load()) {
+      RawConnection connection;
+      if (!connection.connect_and_login(address())) {
+        failed = true;
+        return;
+      }
+      for (int i = 0; i < 5 && SteadyClock::now() < end; i++, polls++) {
+        const PollOutcome outcome = poll_outcome(connection.exchange(
+            request_frame(
+                poll_request(77, 0, next_strategy(), 50, std::chrono::microseconds(100'000), true)),
+            4 * at_once_bound));
+        if (!outcome.answered || outcome.status != 0) {
+          failed = true;
+          return;
+        }
+        committed_seen.insert(committed_seen.end(), outcome.offsets.begin(), outcome.offsets.end());
+      }
+    }
+  });
   for (std::thread& thread : producers) thread.join();
   for (std::thread& thread : consumers) thread.join();
+  committing.join();
+  for (size_t i = 0; i < committed_seen.size(); i++) {
+    ASSERT_EQ(committed_seen[i], i) << "the auto-committing consumer saw a gap or a repeat";
+  }
+  EXPECT_FALSE(committed_seen.empty());
+  const ConnectionStats connections = connection_stats();
+  EXPECT_GT(connections.migrations, 0u);
+  std::printf("%llu migrations, %llu refused\n",
+              static_cast<unsigned long long>(connections.migrations),
+              static_cast<unsigned long long>(connections.refused));
   ASSERT_FALSE(failed.load());
   size_t acked_count = 0;
   size_t consumed_count = 0;
@@ -149,9 +188,8 @@ TEST_F(HarkdMigrationStress, MigrationsRaceWithParkedPollsCommitsAndDisconnects)
   for (uint32_t partition = 0; partition < partitions; partition++) {
     std::vector<std::string> stored;
     for (uint64_t offset = 0;;) {
-      const PollOutcome page =
-          poll_now(poll_request(99, partition, offset_strategy(offset), 1000,
-                                std::chrono::microseconds(0)));
+      const PollOutcome page = poll_now(
+          poll_request(99, partition, offset_strategy(offset), 1000, std::chrono::microseconds(0)));
       ASSERT_TRUE(page.answered);
       if (page.offsets.empty()) break;
       stored.insert(stored.end(), page.payloads.begin(), page.payloads.end());
@@ -168,8 +206,7 @@ TEST_F(HarkdMigrationStress, MigrationsRaceWithParkedPollsCommitsAndDisconnects)
     }
     // What the consumer saw is a prefix of the partition.
     ASSERT_LE(consumed[partition].size(), stored.size());
-    EXPECT_TRUE(std::equal(consumed[partition].begin(), consumed[partition].end(),
-                           stored.begin()))
+    EXPECT_TRUE(std::equal(consumed[partition].begin(), consumed[partition].end(), stored.begin()))
         << "partition " << partition;
     EXPECT_FALSE(stored.empty()) << "partition " << partition << " got no traffic";
   }
