@@ -37,6 +37,7 @@ Connection::~Connection() {
   HARK_ASSERT(!op_busy_);
   HARK_ASSERT(!commit_busy_);
   HARK_ASSERT(!leave_busy_);
+  HARK_ASSERT(!user_busy_);
   if (registered_) shard_.clients().remove(client_id_);
   if (fd_ >= 0) ::close(fd_);
 }
@@ -150,8 +151,17 @@ void Connection::start_request(uint32_t code, std::span<const std::byte> payload
     HARK_LOG_WARN("connection %s: %s request has %u trailing bytes (ignored)", peer_,
                   protocol::command_name(code), decoded->trailing_bytes);
   }
-  const Status status =
-      std::visit([this](const auto& request) { return handle(request); }, decoded->request);
+  if (authenticated_ && current_user() == nullptr) {
+    // The user was deleted since the login: its sessions end (as 0.8.0 drops its clients).
+    respond_error(Error::unauthenticated);
+    return;
+  }
+  const Status status = std::visit(
+      [this](auto& request) -> Status {
+        HARK_TRY(authorize_request(request));
+        return handle(request);
+      },
+      decoded->request);
   if (!status.ok()) respond_error(status.error());
 }
 
@@ -287,7 +297,8 @@ void Connection::leave_done() {
 
 void Connection::close_if_idle() {
   if (!closing_ || closed_) return;
-  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_) {
+  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_ ||
+      user_busy_) {
     return;
   }
   if (joined_group_ && !shard_.stopping()) {
