@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <thread>
@@ -20,7 +21,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 
 #include "core/base/assert.h"
 #include "core/base/clock.h"
@@ -127,9 +127,11 @@ bool is_loopback(const io::SocketAddress& address) {
 Result<std::unique_ptr<UserStore>> open_users(const ServerOptions& options,
                                               const io::SocketAddress& address, int& exit_code) {
   exit_code = 1;
-  if (::mkdir(options.data_directory.c_str(), 0755) != 0 && errno != EEXIST) {
+  std::error_code created;
+  std::filesystem::create_directories(options.data_directory, created);
+  if (created) {
     fprintf(stderr, "harkd: cannot create %s: %s\n", options.data_directory.c_str(),
-            strerror(errno));
+            created.message().c_str());
     return Error::cannot_create_base_directory;
   }
   const UserStore::Root root{.username = options.root_username, .password = options.root_password};
