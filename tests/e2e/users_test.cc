@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -443,6 +444,47 @@ TEST_F(HarkdLoginThrottle, ASuccessResetsTheCount) {
     EXPECT_EQ(client.login("iggy", "wrong").error(), Error::invalid_credentials);
     EXPECT_EQ(client.login("iggy", "wrong").error(), Error::invalid_credentials);
     EXPECT_TRUE(client.login("iggy", "iggy").ok()) << "round " << round;
+  }
+}
+
+// One shard and one hashing thread: the logins queue on the AuthPool while the shard keeps
+// answering. Ordering only (no durations): a ping sent after 40 password logins is answered
+// while some of those logins are still unanswered; with hashing on the shard it would come
+// after all of them (the shard takes requests in arrival order).
+class HarkdAuthPool : public HarkdUsers {
+ protected:
+  HarkdProcess::Options harkd_options() const override {
+    HarkdProcess::Options options = HarkdTest::harkd_options();
+    options.shards_count = 1;
+    options.extra_args = {"--auth-threads", "1"};
+    return options;
+  }
+};
+
+TEST_F(HarkdAuthPool, LoginsHashOffTheShardSoOtherConnectionsAreAnswered) {
+  constexpr size_t logins_count = 40;
+  std::vector<std::unique_ptr<RawConnection>> logins;
+  const protocol::Bytes login = request_frame(protocol::LoginUserRequest{
+      .username = "iggy", .password = "iggy", .version = {}, .context = {}});
+  for (size_t i = 0; i < logins_count; i++) {
+    logins.push_back(std::make_unique<RawConnection>());
+    ASSERT_TRUE(logins.back()->connect(address()));
+  }
+  for (auto& connection : logins) ASSERT_TRUE(connection->send(login));
+  RawConnection pinger;
+  ASSERT_TRUE(pinger.connect(address()));
+  const auto pong = pinger.exchange(request_frame(protocol::PingRequest{}));
+  ASSERT_TRUE(pong.has_value());
+  EXPECT_EQ(pong->status, 0u);
+  const size_t answered =
+      static_cast<size_t>(std::count_if(logins.begin(), logins.end(), [](const auto& connection) {
+        return connection->readable_now();
+      }));
+  EXPECT_LT(answered, logins_count) << "the ping waited for every queued login";
+  for (auto& connection : logins) {
+    const auto response = connection->read_response(SteadyClock::now() + 60s);
+    ASSERT_TRUE(response.has_value());
+    EXPECT_EQ(response->status, 0u);
   }
 }
 
