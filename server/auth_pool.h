@@ -27,11 +27,11 @@ class AuthJob : public io::Task {
   ~AuthJob() = default;
 };
 
-// The few threads harkd hashes passwords and tokens on, so a login (tens of milliseconds of
-// yescrypt) never stalls the other connections of its shard. Jobs run in submission order
-// on `threads_count` threads. Owned by the Server; submit() from any shard; stop() before
-// the broker (and so the reactors) goes: queued jobs are posted back abandoned, running ones
-// finish and post back, then the threads are joined. Control plane.
+// The few threads harkd hashes passwords and tokens on, so a login (a deliberately
+// expensive yescrypt hash) never stalls the other connections of its shard. Jobs run in submission
+// order on `threads_count` threads. Owned by the Server; submit() from any shard; stop() before the
+// broker (and so the reactors) goes: queued jobs are posted back abandoned, running ones finish and
+// post back, then the threads are joined. Control plane.
 class AuthPool {
  public:
   explicit AuthPool(uint32_t threads_count);

@@ -9,7 +9,7 @@
 namespace hark::server {
 namespace {
 
-// yescrypt's cost: 5 is libxcrypt's default for new hashes (about 30-70 ms here).
+// yescrypt's cost: 5 is libxcrypt's default for new hashes.
 constexpr unsigned long yescrypt_cost = 5;
 
 }  // namespace

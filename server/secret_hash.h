@@ -9,7 +9,7 @@ namespace hark::server {
 
 // Salted, deliberately slow hashes of passwords and personal access tokens: libcrypt's
 // yescrypt ("$y$..." strings, crypt(5)) through the reentrant crypt_r, with a fresh random salt
-// from crypt_gensalt_rn. Each call costs tens of milliseconds of CPU on purpose, so harkd
+// from crypt_gensalt_rn. Each call is expensive on purpose (yescrypt's default cost), so harkd
 // calls these only on its AuthPool threads, never on a shard. Thread-safe; control plane.
 
 // The hash of `secret`. Error::error if libcrypt fails (logged).
