@@ -326,6 +326,59 @@ const Setting settings[] = {
        return {};
      },
      [](const ServerOptions& o) { return toml_string(format_cluster_peers(o.cluster_others)); }},
+    {"auth.root_username", "--root-username", "HARK_ROOT_USERNAME", "IGGY_ROOT_USERNAME",
+     "the root user's name, used only when the users log is created",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       if (v.size() < 3 || v.size() > 50) return bad("auth.root_username", v, "3..50 bytes");
+       o.root_username = std::string(v);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(o.root_username); }},
+    {"auth.root_password", "--root-password", "HARK_ROOT_PASSWORD", "IGGY_ROOT_PASSWORD",
+     "the root user's password, used only when the users log is created",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       if (v.size() < 3 || v.size() > 100)
+         return "invalid auth.root_password: expected 3..100 bytes";
+       o.root_password = std::string(v);
+       return {};
+     },
+     // Never printed: --print-config output is often pasted into tickets.
+     [](const ServerOptions& o) {
+       return toml_string(o.root_password == default_root_password ? o.root_password : "<hidden>");
+     }},
+    {"auth.allow_default_root_password", "--allow-default-root-password",
+     "HARK_ALLOW_DEFAULT_ROOT_PASSWORD", "",
+     "true: listen on a non-loopback address even while root's password is the default",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_bool(o.allow_default_root_password, "auth.allow_default_root_password", v);
+     },
+     [](const ServerOptions& o) -> std::string {
+       return o.allow_default_root_password ? "true" : "false";
+     }},
+    {"auth.login_failures_max", "--login-failures-max", "HARK_LOGIN_FAILURES_MAX", "",
+     "failed logins in a row from one address before a lockout (0: no throttling)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<0, 1'000'000>(o.login_failures_max, "auth.login_failures_max", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.login_failures_max); }},
+    {"auth.login_lockout", "--login-lockout", "HARK_LOGIN_LOCKOUT", "",
+     "how long an address is refused after too many failed logins",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.login_lockout, "auth.login_lockout", v, false);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.login_lockout)); }},
+    {"auth.hash_threads", "--auth-threads", "HARK_AUTH_THREADS", "",
+     "threads that hash passwords and tokens (off the shards), 1..64",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, 64>(o.auth_threads, "auth.hash_threads", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.auth_threads); }},
+    {"auth.tokens_per_user_max", "--tokens-per-user-max", "HARK_TOKENS_PER_USER_MAX", "",
+     "personal access tokens a user may hold (Iggy 0.8.0: 100)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, 100'000>(o.tokens_per_user_max, "auth.tokens_per_user_max", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.tokens_per_user_max); }},
 };
 
 const Setting* setting_of_key(std::string_view key) {

@@ -39,6 +39,7 @@ Connection::Connection(ShardServer& shard, ConnectionState state)
       peer_(std::move(state.peer)),
       sender_(shard.ring()),
       requests_(std::move(state.requests)),
+      user_id_(state.user_id),
       authenticated_(state.authenticated),
       migration_decided_(state.migration_decided) {}
 
@@ -47,6 +48,7 @@ Connection::~Connection() {
   HARK_ASSERT(!op_busy_);
   HARK_ASSERT(!commit_busy_);
   HARK_ASSERT(!leave_busy_);
+  HARK_ASSERT(!user_busy_);
   if (registered_) shard_.clients().remove(client_id_);
   if (fd_ >= 0) ::close(fd_);
 }
@@ -165,8 +167,17 @@ void Connection::start_request(uint32_t code, std::span<const std::byte> payload
     HARK_LOG_WARN("connection %s: %s request has %u trailing bytes (ignored)", peer_,
                   protocol::command_name(code), decoded->trailing_bytes);
   }
-  const Status status =
-      std::visit([this](const auto& request) { return handle(request); }, decoded->request);
+  if (authenticated_ && current_user() == nullptr) {
+    // The user was deleted since the login: its sessions end (as 0.8.0 drops its clients).
+    respond_error(Error::unauthenticated);
+    return;
+  }
+  const Status status = std::visit(
+      [this](auto& request) -> Status {
+        HARK_TRY(authorize_request(request));
+        return handle(request);
+      },
+      decoded->request);
   if (!status.ok()) respond_error(status.error());
 }
 
@@ -308,7 +319,8 @@ void Connection::leave_done() {
 
 void Connection::close_if_idle() {
   if (!closing_ || closed_) return;
-  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_) {
+  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_ ||
+      user_busy_) {
     return;
   }
   if (joined_group_ && !shard_.stopping()) {
@@ -367,7 +379,8 @@ void Connection::begin_migration() {
 void Connection::migrate_if_ready() {
   // A close (the peer went, the server stops) wins over a migration under way.
   if (!migrating_ || closing_ || closed_) return;
-  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_) {
+  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_ ||
+      user_busy_) {
     return;
   }
   ConnectionState state{.fd = fd_,
@@ -375,6 +388,7 @@ void Connection::migrate_if_ready() {
                         .peer = peer_,
                         .requests = std::move(requests_),
                         .authenticated = authenticated_,
+                        .user_id = user_id_,
                         .migration_decided = true};
   const ShardId target = *migrate_to_;
   fd_ = -1;

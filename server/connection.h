@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -20,9 +21,12 @@
 #include "protocol/framing.h"
 #include "protocol/poll_response.h"
 #include "protocol/request.h"
+#include "protocol/user_requests.h"
 #include "protocol/writer.h"
+#include "server/auth_pool.h"
 #include "server/client_registry.h"
 #include "server/request_buffer.h"
+#include "server/user_store.h"
 
 namespace hark::server {
 
@@ -37,6 +41,7 @@ struct ConnectionState {
   std::string peer;
   RequestBuffer requests;  // Bytes the client sent ahead, unread.
   bool authenticated = false;
+  uint32_t user_id = UINT32_MAX;   // Logged in as (valid while authenticated).
   bool migration_decided = false;  // A connection migrates at most once.
 };
 
@@ -66,6 +71,37 @@ class LeaveGroups final : public core::LeaveConsumerGroups {
  public:
   explicit LeaveGroups(Connection& connection) : connection_(connection) {}
   void done() override;
+
+ private:
+  Connection& connection_;
+};
+
+// A user, token or login command a connection hands to the AuthPool (connection_users.cc):
+// the request is copied in, work() runs the UserStore call on a pool thread, and run() hands
+// the outcome back to the connection on its shard.
+class UserJob final : public AuthJob {
+ public:
+  using Request = std::variant<
+      std::monostate, protocol::LoginUserRequest, protocol::LoginWithPersonalAccessTokenRequest,
+      protocol::CreateUserRequest, protocol::DeleteUserRequest, protocol::UpdateUserRequest,
+      protocol::UpdatePermissionsRequest, protocol::ChangePasswordRequest,
+      protocol::CreatePersonalAccessTokenRequest, protocol::DeletePersonalAccessTokenRequest>;
+
+  explicit UserJob(Connection& connection) : connection_(connection) {}
+  void work() override;
+  void run() override;
+
+  // Inputs.
+  Request request;
+  UserStore* store = nullptr;
+  uint32_t user_id = 0;  // Who asks (for tokens).
+  UnixMicros now = 0;
+  uint32_t tokens_max = 0;
+  // Outputs.
+  Status status;
+  std::optional<UserRecord> user;  // create_user.
+  uint32_t login_user_id = 0;      // Logins.
+  std::string token;               // create_personal_access_token.
 
  private:
   Connection& connection_;
@@ -109,9 +145,9 @@ class Connection final : public ListHook<>, private io::SendDone {
   void abort();
 
   bool closed() const { return closed_; }
-  // True while the broker may still call back (an operation, an auto-commit or the leaving of
-  // its groups in flight).
-  bool broker_busy() const { return op_busy_ || commit_busy_ || leave_busy_; }
+  // True while the broker or the AuthPool may still call back (an operation, an auto-commit,
+  // the leaving of its groups or a user command in flight).
+  bool broker_busy() const { return op_busy_ || commit_busy_ || leave_busy_ || user_busy_; }
   uint32_t client_id() const { return client_id_; }
   const std::string& peer() const { return peer_; }
 
@@ -120,6 +156,7 @@ class Connection final : public ListHook<>, private io::SendDone {
   friend class ConnectionOp;
   friend class AutoCommit;
   friend class LeaveGroups;
+  friend class UserJob;
 
   class Receive final : public io::Completion {
    public:
@@ -153,6 +190,7 @@ class Connection final : public ListHook<>, private io::SendDone {
   void op_done();
   void commit_done();
   void leave_done();
+  void user_done();
 
   void arm_recv();
   void received(std::span<const std::byte> bytes);
@@ -207,13 +245,40 @@ class Connection final : public ListHook<>, private io::SendDone {
   Status handle(const protocol::GetClientRequest& request);
   Status handle(const protocol::GetClientsRequest& request);
   Status handle(const protocol::GetClusterMetadataRequest& request);
-  // Every other known command (users, permissions, tokens, snapshots) is not implemented.
+  // connection_users.cc: users, permissions, tokens, logins.
+  Status handle(const protocol::GetUserRequest& request);
+  Status handle(const protocol::GetUsersRequest& request);
+  Status handle(const protocol::CreateUserRequest& request);
+  Status handle(const protocol::DeleteUserRequest& request);
+  Status handle(const protocol::UpdateUserRequest& request);
+  Status handle(const protocol::UpdatePermissionsRequest& request);
+  Status handle(const protocol::ChangePasswordRequest& request);
+  Status handle(const protocol::GetPersonalAccessTokensRequest& request);
+  Status handle(const protocol::CreatePersonalAccessTokenRequest& request);
+  Status handle(const protocol::DeletePersonalAccessTokenRequest& request);
+  Status handle(const protocol::LoginWithPersonalAccessTokenRequest& request);
+  // Every other known command (snapshots) is not implemented.
   template <typename Request>
   Status handle(const Request& /*request*/) {
     return Error::feature_unavailable;
   }
   template <typename Operation>
   ConnectionOp<Operation>& start_op();
+  // Hands `request` to the AuthPool (connection_users.cc); user_done() answers.
+  void submit_user_job(UserJob::Request request);
+  void logged_in(uint32_t user_id);
+  void login_failed(Error error);
+
+  // Authentication and permissions (connection_users.cc). The logged-in user as the latest
+  // users snapshot knows them, or null (a user deleted meanwhile is logged out).
+  const UserRecord* current_user();
+  // ok if the logged-in user may run `request` (Iggy 0.8.0's checks, permissioner.h);
+  // resolves the stream and topic it names on this shard and, when a permission depended
+  // on them, names them by id from then on, so the operation acts on what was checked.
+  template <typename Request>
+  Status authorize_request(Request& request);
+  Status authorize_target(protocol::Command command, protocol::Identifier* stream,
+                          protocol::Identifier* topic);
   void submit(core::Operation& op);
 
   // Responses (connection_requests.cc, connection_admin.cc): one per operation whose answer
@@ -258,6 +323,9 @@ class Connection final : public ListHook<>, private io::SendDone {
   Op op_;
   AutoCommit commit_{*this};
   LeaveGroups leave_{*this};
+  UserJob user_job_{*this};
+  Ref<const UserTable> users_;     // The users snapshot last looked at.
+  uint32_t user_id_ = UINT32_MAX;  // Logged in as (valid while authenticated_).
   // get_me / get_client / get_clients: the clients to answer about, while their groups are
   // looked up (control plane).
   std::vector<ClientInfo> clients_;
@@ -278,6 +346,7 @@ class Connection final : public ListHook<>, private io::SendDone {
   bool commit_waiting_ = false;
   bool joined_group_ = false;  // Asked to join a group: leave every group on close.
   bool leave_busy_ = false;    // The LeaveGroups is submitted.
+  bool user_busy_ = false;     // The UserJob is with the AuthPool.
   bool registered_ = false;    // Listed in the ClientRegistry.
   bool poll_cancelled_ = false;
   bool close_after_response_ = false;
@@ -298,6 +367,23 @@ void ConnectionOp<Op>::done() {
 inline void AutoCommit::done() { connection_.commit_done(); }
 
 inline void LeaveGroups::done() { connection_.leave_done(); }
+
+template <typename Request>
+Status Connection::authorize_request(Request& request) {
+  protocol::Identifier* stream = nullptr;
+  protocol::Identifier* topic = nullptr;
+  if constexpr (requires { request.stream_id; }) {
+    if constexpr (std::is_same_v<decltype(request.stream_id), protocol::Identifier>) {
+      stream = &request.stream_id;
+    }
+  }
+  if constexpr (requires { request.topic_id; }) {
+    if constexpr (std::is_same_v<decltype(request.topic_id), protocol::Identifier>) {
+      topic = &request.topic_id;
+    }
+  }
+  return authorize_target(Request::code, stream, topic);
+}
 
 template <typename Operation>
 ConnectionOp<Operation>& Connection::start_op() {

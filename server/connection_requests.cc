@@ -19,21 +19,6 @@ Status Connection::handle(const protocol::PingRequest& /*request*/) {
   return ok_status();
 }
 
-Status Connection::handle(const protocol::LoginUserRequest& request) {
-  HARK_TRY_ASSIGN(const uint32_t user_id, check_login(request));
-  authenticated_ = true;
-  shard_.clients().set_user(client_id_, user_id);
-  respond_encoded(protocol::IdentityResponse{user_id});
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::LogoutUserRequest& /*request*/) {
-  authenticated_ = false;
-  shard_.clients().set_user(client_id_, UINT32_MAX);
-  respond_ok();
-  return ok_status();
-}
-
 Status Connection::handle(const protocol::CreateStreamRequest& request) {
   auto& op = start_op<core::CreateStream>();
   op.name = request.name;

@@ -17,8 +17,8 @@ constexpr size_t username_size_min = 3;
 constexpr size_t username_size_max = 50;
 constexpr size_t password_size_min = 3;
 constexpr size_t password_size_max = 100;
-constexpr std::string_view root_username = "iggy";
-constexpr std::string_view root_password = "iggy";
+constexpr size_t token_name_size_min = 3;
+constexpr size_t token_name_size_max = 30;
 constexpr uint8_t client_transport_tcp = 1;
 constexpr uint8_t cluster_role_leader = 0;
 constexpr uint8_t cluster_role_follower = 1;
@@ -58,17 +58,25 @@ protocol::PartitionResponse partition_response(const core::PartitionInfo& partit
 
 }  // namespace
 
-Result<uint32_t> check_login(const protocol::LoginUserRequest& request) {
-  if (request.username.size() < username_size_min || request.username.size() > username_size_max) {
+Status check_username(std::string_view username) {
+  if (username.size() < username_size_min || username.size() > username_size_max) {
     return Error::invalid_username;
   }
-  if (request.password.size() < password_size_min || request.password.size() > password_size_max) {
+  return ok_status();
+}
+
+Status check_password(std::string_view password) {
+  if (password.size() < password_size_min || password.size() > password_size_max) {
     return Error::invalid_password;
   }
-  if (request.username != root_username || request.password != root_password) {
-    return Error::invalid_credentials;
+  return ok_status();
+}
+
+Status check_token_name(std::string_view name) {
+  if (name.size() < token_name_size_min || name.size() > token_name_size_max) {
+    return Error::invalid_personal_access_token_name;
   }
-  return root_user_id;
+  return ok_status();
 }
 
 Result<core::NameOrId> name_or_id(const protocol::Identifier& id) {

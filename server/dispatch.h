@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/base/result.h"
 #include "core/broker/operations.h"
@@ -21,13 +22,12 @@ namespace hark::server {
 // Operations, and core results → protocol responses. No I/O and no state; Connection does the
 // rest. Data plane for polls, sends and offsets (no allocation), control plane otherwise.
 
-// The root user of this server: Iggy's default credentials. Users come later.
-inline constexpr uint32_t root_user_id = 0;
-
-// Checks a login the way Iggy 0.8.0's handler does: username 3..50 bytes (else
-// invalid_username 43), password 3..100 bytes (else invalid_password 44), then the
-// credentials (only iggy/iggy: else invalid_credentials 42). Returns the user id.
-Result<uint32_t> check_login(const protocol::LoginUserRequest& request);
+// Iggy 0.8.0's length rules (bytes): username 3..50 (else invalid_username 43), password
+// 3..100 (else invalid_password 44), token name 3..30 (else
+// invalid_personal_access_token_name 50).
+Status check_username(std::string_view username);
+Status check_password(std::string_view password);
+Status check_token_name(std::string_view name);
 
 // A stream or topic as the wire names it.
 Result<core::NameOrId> name_or_id(const protocol::Identifier& id);

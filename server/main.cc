@@ -4,7 +4,8 @@
 // log.stats_interval is set, every interval) logs one line of wait-path counters; SIGTERM or
 // SIGINT stops the broker (parked polls are answered empty first) and exits 0. Exit codes: 0
 // after a stop signal, --help or --print-config; 1 when it cannot start; 2 for a bad
-// configuration (flags, environment, file, or a limit the process cannot honour).
+// configuration (flags, environment, file, or a limit the process cannot honour), or the
+// default root password on a non-loopback address without --allow-default-root-password.
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,13 +13,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 
 #include "core/base/assert.h"
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/broker/blocking.h"
 #include "core/broker/broker.h"
@@ -26,6 +31,7 @@
 #include "server/config.h"
 #include "server/options.h"
 #include "server/server.h"
+#include "server/user_store.h"
 
 namespace hark::server {
 namespace {
@@ -106,11 +112,62 @@ int wait_for_stop(const sigset_t& signals, Duration interval, core::Broker& brok
   }
 }
 
+bool is_loopback(const io::SocketAddress& address) {
+  if (address.storage.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address.storage);
+    return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (address.storage.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address.storage);
+    return IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+  }
+  return false;
+}
+
+// Opens <data>/users.log (creating root on the first start). Exit code on failure: 1 when
+// the file cannot be used, 2 when root keeps the default password on a public address.
+Result<std::unique_ptr<UserStore>> open_users(const ServerOptions& options,
+                                              const io::SocketAddress& address, int& exit_code) {
+  exit_code = 1;
+  std::error_code created;
+  std::filesystem::create_directories(options.data_directory, created);
+  if (created) {
+    fprintf(stderr, "harkd: cannot create %s: %s\n", options.data_directory.c_str(),
+            created.message().c_str());
+    return Error::cannot_create_base_directory;
+  }
+  const UserStore::Root root{.username = options.root_username, .password = options.root_password};
+  Result<std::unique_ptr<UserStore>> users =
+      UserStore::open(options.data_directory + "/users.log", root, SystemClock().realtime_now());
+  if (!users.ok()) {
+    fprintf(stderr, "harkd: cannot open the users log in %s: %s (see the log above)\n",
+            options.data_directory.c_str(), std::string(error_name(users.error())).c_str());
+    return users.error();
+  }
+  if (!is_loopback(address) && !options.allow_default_root_password &&
+      (*users)->root_password_is(default_root_password)) {
+    fprintf(stderr,
+            "harkd: refusing to listen on %s: the root user still has the default password "
+            "'iggy'. Set HARK_ROOT_PASSWORD before the first start (or change root's password), "
+            "listen on 127.0.0.1, or pass --allow-default-root-password true\n",
+            options.address.c_str());
+    exit_code = 2;
+    return Error::invalid_configuration;
+  }
+  return users;
+}
+
 int run(const ServerOptions& options, const sigset_t& stop_signals) {
   log::set_level(options.log_level);
   if (!check_open_files(options)) return 2;
   Result<io::SocketAddress> address = io::parse_address(options.address);
   HARK_ASSERT(address.ok());  // parse_flags() checked it.
+  int users_exit = 0;
+  Result<std::unique_ptr<UserStore>> users = open_users(options, *address, users_exit);
+  if (!users.ok()) {
+    log::flush();
+    return users_exit;
+  }
   Result<std::vector<int>> listeners =
       open_listeners(*address, options.shards_count, options.listen_backlog);
   if (!listeners.ok()) {
@@ -123,7 +180,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   bound_options.bound_address = bound.to_string();
 
   // Declared before the broker, so it is destroyed after it.
-  Server server(bound_options, std::move(listeners).value());
+  Server server(bound_options, std::move(listeners).value(), std::move(users).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
@@ -140,6 +197,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
 
   const int signal_number = wait_for_stop(stop_signals, options.stats_interval, **broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
+  server.stop_auth();
   (*broker)->stop();
   broker->reset();
   HARK_LOG_INFO("stopped");

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/log.h"
@@ -13,6 +14,8 @@
 #include "storage/log_options.h"
 
 namespace hark::server {
+
+inline constexpr std::string_view default_root_password = "iggy";
 
 // What harkd runs with: its configuration (config.h loads it from defaults, a TOML file, the
 // environment and flags; docs/operations.md is the reference), plus the fixed per-shard sizes
@@ -77,6 +80,19 @@ struct ServerOptions {
        .ports = {.quic = 8081, .http = 3001, .websocket = 8093}}};
   // The address the listeners are bound to (port 0 resolved); set by main() after binding.
   std::string bound_address;
+
+  // Users (docs/operations.md §Users and security). The root credentials apply only when the
+  // users log is created (first start); afterwards root changes its password like any user.
+  std::string root_username = "iggy";
+  std::string root_password = std::string(default_root_password);
+  // While root's password is the default, harkd listens only on loopback unless this is set.
+  bool allow_default_root_password = false;
+  // Failed logins in a row from one address before it is locked out for login_lockout (0: off).
+  uint32_t login_failures_max = 10;
+  Duration login_lockout = std::chrono::seconds(30);
+  // Threads for the slow password and token hashes (AuthPool).
+  uint32_t auth_threads = 2;
+  uint32_t tokens_per_user_max = 100;
 
   // The per-shard pool of receive buffers (io::BufferRing): received bytes are copied into the
   // connection's own buffer and the ring buffer recycled at once, so a few suffice.

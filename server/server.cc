@@ -45,15 +45,19 @@ Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32
   return listeners;
 }
 
-Server::Server(const ServerOptions& options, std::vector<int> listeners)
-    : listeners_(std::move(listeners)), shards_(listeners_.size()) {
+Server::Server(const ServerOptions& options, std::vector<int> listeners,
+               std::unique_ptr<UserStore> users)
+    : shared_(options, std::move(users)),
+      listeners_(std::move(listeners)),
+      shards_(listeners_.size()) {
   HARK_ASSERT(!listeners_.empty());
-  shared_.options = options;
+  HARK_ASSERT(shared_.users != nullptr);
   shared_.shards.resize(listeners_.size(), nullptr);
   shared_.started_at = SystemClock().realtime_now();
 }
 
 Server::~Server() {
+  shared_.auth.stop();
   shards_.clear();
   for (const int fd : listeners_) {
     if (fd >= 0) ::close(fd);

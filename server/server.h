@@ -27,8 +27,9 @@ Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32
 // BrokerOptions::hooks, and destroys it after the broker. Control plane.
 class Server final : public core::ShardHooks {
  public:
-  // Takes ownership of `listeners` (one per shard). `options` is copied.
-  Server(const ServerOptions& options, std::vector<int> listeners);
+  // Takes ownership of `listeners` (one per shard) and `users`. `options` is copied.
+  Server(const ServerOptions& options, std::vector<int> listeners,
+         std::unique_ptr<UserStore> users);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -37,6 +38,9 @@ class Server final : public core::ShardHooks {
   Status on_start(core::Broker& broker, io::Reactor& reactor) override;
   void on_stop(io::Reactor& reactor) override;
   void on_drained(io::Reactor& reactor) override;
+
+  // Before the broker stops: no more hashing; queued logins come back refused.
+  void stop_auth() { shared_.auth.stop(); }
 
   // Open client connections over every shard (any thread).
   uint32_t connections_count() const { return shared_.clients.count(); }

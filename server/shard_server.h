@@ -12,15 +12,24 @@
 #include "io/completion.h"
 #include "io/reactor.h"
 #include "io/timer_wheel.h"
+#include "server/auth_pool.h"
 #include "server/client_registry.h"
 #include "server/connection.h"
+#include "server/login_throttle.h"
 #include "server/migration.h"
 #include "server/options.h"
+#include "server/user_store.h"
 
 namespace hark::server {
 
 // What every shard's server shares. Owned by the Server, which outlives the shard servers.
 struct ServerShared {
+  ServerShared(const ServerOptions& server_options, std::unique_ptr<UserStore> user_store)
+      : options(server_options),
+        users(std::move(user_store)),
+        auth(server_options.auth_threads),
+        throttle(server_options.login_failures_max, server_options.login_lockout) {}
+
   ServerOptions options;
   ClientRegistry clients;  // Thread-safe (control plane).
   UnixMicros started_at = 0;
@@ -31,6 +40,9 @@ struct ServerShared {
   // instead (the client went away meanwhile, or the target shard was stopping).
   std::atomic<uint64_t> migrations{0};
   std::atomic<uint64_t> migrations_refused{0};
+  std::unique_ptr<UserStore> users;  // Thread-safe.
+  AuthPool auth;
+  LoginThrottle throttle;
 };
 
 // harkd on one shard: the shard's listener (multishot accept on its SO_REUSEPORT socket), its
@@ -63,6 +75,11 @@ class ShardServer final : private io::Completion {
   io::BufferRing& buffers() { return *buffers_; }
   const ServerOptions& options() const { return shared_.options; }
   ClientRegistry& clients() { return shared_.clients; }
+  UserStore& users() { return *shared_.users; }
+  AuthPool& auth() { return shared_.auth; }
+  LoginThrottle& throttle() { return shared_.throttle; }
+  io::Reactor& reactor() { return reactor_; }
+  Instant monotonic_now() const { return reactor_.clock().monotonic_now(); }
   UnixMicros started_at() const { return shared_.started_at; }
   UnixMicros realtime_now() const { return reactor_.clock().realtime_now(); }
   ShardId id() const { return reactor_.id(); }

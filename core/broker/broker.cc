@@ -183,6 +183,18 @@ void Broker::submit(Operation& op) {
   group_->post(ShardId(0), op);
 }
 
+Result<Broker::ResolvedIds> Broker::resolve(const NameOrId& stream, const NameOrId* topic) const {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr && &shard->broker() == this);
+  HARK_TRY_ASSIGN(const internal::StreamEntry* const stream_entry, shard->catalog().stream(stream));
+  ResolvedIds ids{.stream = stream_entry->id, .topic = std::nullopt};
+  if (topic != nullptr) {
+    HARK_TRY_ASSIGN(const internal::TopicEntry* const topic_entry, stream_entry->topic(*topic));
+    ids.topic = topic_entry->id;
+  }
+  return ids;
+}
+
 void Broker::cancel(Poll& poll) {
   BrokerShard& shard = *BrokerShard::current();
   HARK_ASSERT(shard.id() == poll.home_);

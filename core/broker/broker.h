@@ -80,6 +80,18 @@ class Broker {
   // O(1); either way done() follows with Error::disconnected unless the poll already ended.
   void cancel(Poll& poll);
 
+  // The ids a stream (and a topic of it) have in the calling shard's catalog now, or Iggy's
+  // not-found error (1009/1010, 2010/2011). On a shard of this broker only. For an embedding
+  // application's access checks (harkd's permissions): an operation submitted from the same
+  // shard right after runs its first step against this same catalog (submit() runs it
+  // inline), so what was checked is what it acts on; a MetadataCommand is applied by shard
+  // 0, so name it by the ids returned here.
+  struct ResolvedIds {
+    uint32_t stream = 0;
+    std::optional<uint32_t> topic;
+  };
+  Result<ResolvedIds> resolve(const NameOrId& stream, const NameOrId* topic) const;
+
   // Answers every parked poll empty, refuses new waits (polls answer at once), stops the hooks
   // and the shards, writes out every partition and closes it. Idempotent; not from a shard.
   void stop();

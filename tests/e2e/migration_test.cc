@@ -89,6 +89,34 @@ TEST_F(HarkdMigration, AProducerMovesToItsPartitionsOwnerAndKeepsWorking) {
   EXPECT_EQ(connection_stats().migrations, 1u);
 }
 
+TEST_F(HarkdMigration, AUserKeepsWhoItIsAndWhatItMayDoAcrossTheMove) {
+  protocol::Permissions send_and_poll;
+  send_and_poll.global.send_messages = true;
+  send_and_poll.global.poll_messages = true;
+  const auto created = admin_->create_user(
+      {.username = "mover", .password = "secret", .permissions = send_and_poll});
+  ASSERT_TRUE(created.ok()) << error_name(created.error());
+
+  const ConnectionStats before = connection_stats();
+  auto mover = std::make_unique<client::Client>();
+  ASSERT_TRUE(mover->connect(address()).ok());
+  ASSERT_TRUE(mover->login("mover", "secret").ok());
+  const std::optional<uint32_t> accepted_on = shard_gained(before, connection_stats());
+  ASSERT_TRUE(accepted_on.has_value());
+  const std::optional<uint32_t> partition = partition_away_from(*accepted_on);
+  ASSERT_TRUE(partition.has_value());
+  ASSERT_TRUE(send_text(*mover, protocol::Partitioning::partition(*partition), "x").ok());
+  ASSERT_TRUE(mover->ping().ok());
+  EXPECT_EQ(connection_stats().migrations, 1u);
+
+  const auto me = mover->get_me();
+  ASSERT_TRUE(me.ok()) << error_name(me.error());
+  EXPECT_EQ(me->client.user_id, created->user.id);
+  EXPECT_TRUE(send_text(*mover, protocol::Partitioning::partition(*partition), "y").ok());
+  EXPECT_EQ(mover->create_stream({.name = "not-mine"}).error(), Error::unauthorized)
+      << "the move does not make it root";
+}
+
 TEST_F(HarkdMigration, PipelinedRequestsAroundTheMigrationKeepTheirOrder) {
   const ConnectionStats before = connection_stats();
   RawConnection client;

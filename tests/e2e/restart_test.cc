@@ -92,6 +92,72 @@ class HarkdRestart : public ::testing::Test {
   std::unique_ptr<client::Client> client_;
 };
 
+// Issue #9: users, their permissions and passwords, and tokens live in <data>/users.log.
+TEST_F(HarkdRestart, UsersPermissionsAndTokensSurviveARestart) {
+  start();
+  protocol::Permissions permissions;
+  permissions.global.read_streams = true;
+  permissions.streams.push_back({.stream_id = 3, .send_messages = true});
+  const auto created = client_->create_user(
+      {.username = "kate", .password = "first", .status = 1, .permissions = permissions});
+  ASSERT_TRUE(created.ok()) << error_name(created.error());
+  auto kate = std::make_unique<client::Client>();
+  ASSERT_TRUE(kate->connect(harkd_->address()).ok());
+  ASSERT_TRUE(kate->login("kate", "first").ok());
+  ASSERT_TRUE(kate->change_password({.user_id = Identifier::numeric(created->user.id),
+                                     .current_password = "first",
+                                     .new_password = "second"})
+                  .ok());
+  const auto token = kate->create_personal_access_token({.name = "deploy"});
+  ASSERT_TRUE(token.ok());
+  ASSERT_TRUE(kate->create_personal_access_token({.name = "gone"}).ok());
+  ASSERT_TRUE(kate->delete_personal_access_token({.name = "gone"}).ok());
+  ASSERT_TRUE(client_->create_user({.username = "temp", .password = "temp", .status = 1}).ok());
+  ASSERT_TRUE(client_->delete_user({.user_id = *Identifier::named("temp")}).ok());
+  kate.reset();
+  client_.reset();
+  ASSERT_TRUE(harkd_->stop().clean());
+
+  start();
+  const auto users = client_->get_users();
+  ASSERT_TRUE(users.ok());
+  ASSERT_EQ(users->users.size(), 2u);
+  const auto kate_after = client_->get_user({.user_id = *Identifier::named("kate")});
+  ASSERT_TRUE(kate_after.ok() && kate_after->has_value());
+  EXPECT_EQ((*kate_after)->user.id, created->user.id);
+  EXPECT_EQ((*kate_after)->user.created_at, created->user.created_at);
+  EXPECT_EQ((*kate_after)->permissions, permissions);
+  client::Client again;
+  ASSERT_TRUE(again.connect(harkd_->address()).ok());
+  EXPECT_EQ(again.login("kate", "first").error(), Error::invalid_credentials);
+  EXPECT_TRUE(again.login("kate", "second").ok());
+  const auto tokens = again.get_personal_access_tokens();
+  ASSERT_TRUE(tokens.ok());
+  ASSERT_EQ(tokens->tokens.size(), 1u);
+  EXPECT_EQ(tokens->tokens[0].name, "deploy");
+  client::Client with_token;
+  ASSERT_TRUE(with_token.connect(harkd_->address()).ok());
+  const auto login = with_token.login_with_token(token->token);
+  ASSERT_TRUE(login.ok()) << error_name(login.error());
+  EXPECT_EQ(login->user_id, created->user.id);
+  // A new user gets a fresh id, never the deleted one's.
+  const auto next = client_->create_user({.username = "next", .password = "next", .status = 1});
+  ASSERT_TRUE(next.ok());
+  EXPECT_GT(next->user.id, created->user.id + 1);
+  // The file holds hashes only.
+  std::string bytes;
+  {
+    FILE* file = fopen((directory_ + "/users.log").c_str(), "rb");
+    ASSERT_NE(file, nullptr);
+    char buffer[65536];
+    bytes.assign(buffer, fread(buffer, 1, sizeof(buffer), file));
+    fclose(file);
+  }
+  EXPECT_EQ(bytes.find("second"), std::string::npos);
+  EXPECT_EQ(bytes.find(token->token), std::string::npos);
+  EXPECT_NE(bytes.find("$y$"), std::string::npos) << "yescrypt hashes";
+}
+
 TEST_F(HarkdRestart, ACleanRestartKeepsTheCatalogMessagesOffsetsAndGroups) {
   start();
   ASSERT_TRUE(client_->create_stream({.name = "orders"}).ok());

@@ -197,6 +197,40 @@ TEST(LoadConfig, MalformedClusterSettingsAreErrorsNamingTheKey) {
   }
 }
 
+TEST(LoadConfig, RootCredentialsComeFromHarkOrIggyVariablesAndAreNeverPrinted) {
+  const ParsedFlags iggy = load({}, {"IGGY_ROOT_USERNAME=admin", "IGGY_ROOT_PASSWORD=from-iggy"});
+  ASSERT_EQ(iggy.outcome, ParsedFlags::Outcome::run) << iggy.error;
+  EXPECT_EQ(iggy.options.root_username, "admin");
+  EXPECT_EQ(iggy.options.root_password, "from-iggy");
+  const ParsedFlags hark = load({}, {"IGGY_ROOT_PASSWORD=from-iggy", "HARK_ROOT_PASSWORD=mine"});
+  EXPECT_EQ(hark.options.root_password, "mine");
+  EXPECT_EQ(print_config(hark.options).find("mine"), std::string::npos);
+  EXPECT_EQ(load({}).options.root_password, "iggy");
+  EXPECT_EQ(load({"--root-password", "pw"}).outcome, ParsedFlags::Outcome::error) << "3..100";
+  EXPECT_EQ(load({"--root-username", std::string(51, 'u').c_str()}).outcome,
+            ParsedFlags::Outcome::error);
+}
+
+TEST(LoadConfig, AuthSettingsParse) {
+  const ParsedFlags parsed =
+      load({"--allow-default-root-password", "true", "--login-failures-max", "0", "--login-lockout",
+            "2m", "--auth-threads", "3", "--tokens-per-user-max", "7"});
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::run) << parsed.error;
+  EXPECT_TRUE(parsed.options.allow_default_root_password);
+  EXPECT_EQ(parsed.options.login_failures_max, 0u);
+  EXPECT_EQ(parsed.options.login_lockout, 2min);
+  EXPECT_EQ(parsed.options.auth_threads, 3u);
+  EXPECT_EQ(parsed.options.tokens_per_user_max, 7u);
+  EXPECT_EQ(load({"--allow-default-root-password", "yes"}).outcome, ParsedFlags::Outcome::error);
+  EXPECT_EQ(load({"--auth-threads", "0"}).outcome, ParsedFlags::Outcome::error);
+  EXPECT_EQ(load({"--login-lockout", "0"}).outcome, ParsedFlags::Outcome::error);
+  const TempFile file("[auth]\nallow_default_root_password = true\nlogin_failures_max = 4\n");
+  const ParsedFlags from_file = load({"--config", file.path().c_str()});
+  ASSERT_EQ(from_file.outcome, ParsedFlags::Outcome::run) << from_file.error;
+  EXPECT_TRUE(from_file.options.allow_default_root_password);
+  EXPECT_EQ(from_file.options.login_failures_max, 4u);
+}
+
 TEST(ParseDuration, TakesUnitsAndZeroOnly) {
   EXPECT_EQ(parse_duration("500us"), std::optional<Duration>(500us));
   EXPECT_EQ(parse_duration("250ms"), std::optional<Duration>(250ms));

@@ -22,21 +22,19 @@ struct TestPoll final : core::Poll {
   void done() override {}
 };
 
-protocol::LoginUserRequest login(std::string username, std::string password) {
-  protocol::LoginUserRequest request;
-  request.username = std::move(username);
-  request.password = std::move(password);
-  return request;
-}
-
-TEST(CheckLogin, AcceptsOnlyTheRootUserWithIggysLengthRules) {
-  EXPECT_EQ(*check_login(login("iggy", "iggy")), root_user_id);
-  EXPECT_EQ(check_login(login("iggy", "wrong")).error(), Error::invalid_credentials);
-  EXPECT_EQ(check_login(login("someone", "iggy")).error(), Error::invalid_credentials);
-  EXPECT_EQ(check_login(login("ig", "iggy")).error(), Error::invalid_username);
-  EXPECT_EQ(check_login(login(std::string(51, 'u'), "iggy")).error(), Error::invalid_username);
-  EXPECT_EQ(check_login(login("iggy", "ig")).error(), Error::invalid_password);
-  EXPECT_EQ(check_login(login("iggy", std::string(101, 'p'))).error(), Error::invalid_password);
+TEST(CheckCredentials, FollowIggysLengthRules) {
+  EXPECT_TRUE(check_username("iggy").ok());
+  EXPECT_EQ(check_username("ig").error(), Error::invalid_username);
+  EXPECT_EQ(check_username(std::string(51, 'u')).error(), Error::invalid_username);
+  EXPECT_TRUE(check_username(std::string(50, 'u')).ok());
+  EXPECT_TRUE(check_password("abc").ok());
+  EXPECT_EQ(check_password("ig").error(), Error::invalid_password);
+  EXPECT_EQ(check_password(std::string(101, 'p')).error(), Error::invalid_password);
+  EXPECT_TRUE(check_password(std::string(100, 'p')).ok());
+  EXPECT_EQ(check_token_name("ab").error(), Error::invalid_personal_access_token_name);
+  EXPECT_EQ(check_token_name(std::string(31, 't')).error(),
+            Error::invalid_personal_access_token_name);
+  EXPECT_TRUE(check_token_name(std::string(30, 't')).ok());
 }
 
 TEST(NameOrIdOf, KeepsNumbersAndNames) {

@@ -1,11 +1,10 @@
 #include "core/broker/internal/journal.h"
 
-#include <xxhash.h>
-
 #include <cstring>
 #include <string>
 
 #include "core/broker/internal/catalog.h"
+#include "storage/record_file.h"
 
 namespace hark::core::internal {
 
@@ -14,16 +13,11 @@ namespace {
 // Appends little-endian fields to one record; finish() writes the framing.
 class RecordWriter {
  public:
-  RecordWriter(std::vector<std::byte>& out, RecordKind kind) : out_(out), start_(out.size()) {
-    out_.resize(start_ + record_header_bytes);
+  RecordWriter(std::vector<std::byte>& out, RecordKind kind)
+      : out_(out), start_(storage::begin_record(out)) {
     u8(static_cast<uint8_t>(kind));
   }
-  ~RecordWriter() {
-    const size_t payload = out_.size() - start_ - record_header_bytes;
-    const uint32_t checksum = XXH32(out_.data() + start_ + record_header_bytes, payload, 0);
-    put(start_, static_cast<uint32_t>(payload));
-    put(start_ + 4, checksum);
-  }
+  ~RecordWriter() { storage::finish_record(out_, start_); }
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
 
@@ -43,7 +37,6 @@ class RecordWriter {
     std::memcpy(out_.data() + at, bytes, size);
     return *this;
   }
-  void put(size_t at, uint32_t value) { std::memcpy(out_.data() + at, &value, 4); }
 
   std::vector<std::byte>& out_;
   size_t start_;
@@ -147,19 +140,6 @@ void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_
 void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                            uint32_t id) {
   RecordWriter(out, RecordKind::group_deleted).u32(stream).u32(topic).u32(id);
-}
-
-Result<FramedRecord> next_record(std::span<const std::byte> bytes) {
-  if (bytes.size() < record_header_bytes) return Error::state_file_corrupted;
-  uint32_t length = 0;
-  uint32_t checksum = 0;
-  std::memcpy(&length, bytes.data(), 4);
-  std::memcpy(&checksum, bytes.data() + 4, 4);
-  if (length == 0 || bytes.size() - record_header_bytes < length)
-    return Error::state_file_corrupted;
-  const std::span<const std::byte> payload = bytes.subspan(record_header_bytes, length);
-  if (XXH32(payload.data(), payload.size(), 0) != checksum) return Error::state_file_corrupted;
-  return FramedRecord{payload, record_header_bytes + length};
 }
 
 namespace {

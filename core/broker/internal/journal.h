@@ -16,7 +16,7 @@ class CatalogEdit;
 // Metadata log records (docs/storage-format.md §Metadata log): one per catalog change, with the
 // ids and times the change assigned, so replaying them in order rebuilds the catalog exactly.
 // Payload = [kind u8][fields, little-endian]; names are [length u8][bytes]. The framing
-// (length, checksum) is MetadataLog's.
+// (length, checksum) is storage::RecordFile's, shared with harkd's users log.
 enum class RecordKind : uint8_t {
   stream_created = 1,
   stream_deleted = 2,
@@ -30,7 +30,7 @@ enum class RecordKind : uint8_t {
   group_deleted = 10,
 };
 
-// Each appends one whole framed record ([length u32][checksum u32][payload]) to `out`.
+// Each appends one whole framed record to `out` (storage/record_file.h frames it).
 void journal_stream_created(std::vector<std::byte>& out, uint32_t id, UnixMicros created_at,
                             std::string_view name);
 void journal_stream_deleted(std::vector<std::byte>& out, uint32_t id);
@@ -50,17 +50,6 @@ void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_
                            uint32_t id, std::string_view name);
 void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                            uint32_t id);
-
-// Framing: [payload length u32][XXH32 (seed 0) of the payload u32][payload].
-inline constexpr size_t record_header_bytes = 8;
-
-// The first whole, intact record at the start of `bytes`: its payload, and how many bytes it
-// takes. Error::state_file_corrupted if it is cut short or its checksum does not match.
-struct FramedRecord {
-  std::span<const std::byte> payload;
-  size_t size = 0;
-};
-Result<FramedRecord> next_record(std::span<const std::byte> bytes);
 
 // Applies one record's payload to `edit`. Error::state_file_corrupted if it does not decode or
 // does not fit the catalog (an unknown stream, a duplicate id).

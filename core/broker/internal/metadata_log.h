@@ -12,6 +12,7 @@
 #include "core/ownership_map.h"
 #include "io/completion.h"
 #include "io/ring.h"
+#include "storage/record_file.h"
 
 namespace hark::core::internal {
 
@@ -24,8 +25,8 @@ class PersistDone {
   ~PersistDone() = default;
 };
 
-// The catalog on disk: <data>/metadata.log, an 16-byte header ("HARKMETA", format version u32,
-// reserved u32) and then journal records (journal.h) appended in order. A command is
+// The catalog on disk: <data>/metadata.log, a storage::RecordFile with magic "HARKMETA" whose
+// records are journal records (journal.h), appended in order. A command is
 // acknowledged only after its record is written and fdatasynced, so a restart never forgets
 // an acknowledged change. docs/storage-format.md §Metadata log.
 class MetadataLog final : private io::Completion {
@@ -51,12 +52,11 @@ class MetadataLog final : private io::Completion {
   Status append_now(std::span<const std::byte> records);
 
  private:
-  explicit MetadataLog(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  explicit MetadataLog(storage::RecordFile file) : file_(std::move(file)) {}
   void complete(int32_t result, uint32_t flags) override;
   void fail(Error error);
 
-  int fd_;
-  uint64_t size_;  // Of the acknowledged records.
+  storage::RecordFile file_;
   io::Ring* ring_ = nullptr;
   PersistDone* done_ = nullptr;
   std::vector<std::byte> pending_;

@@ -1,0 +1,62 @@
+#include "server/auth_pool.h"
+
+#include "core/base/assert.h"
+
+namespace hark::server {
+
+AuthPool::AuthPool(uint32_t threads_count) {
+  HARK_ASSERT(threads_count > 0);
+  threads_.reserve(threads_count);
+  for (uint32_t i = 0; i < threads_count; i++) threads_.emplace_back([this] { run_thread(); });
+}
+
+AuthPool::~AuthPool() { stop(); }
+
+void AuthPool::submit(AuthJob& job) {
+  HARK_ASSERT(job.home != nullptr);
+  job.abandoned = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      queue_.push_back(&job);
+      wake_.notify_one();
+      return;
+    }
+  }
+  job.abandoned = true;
+  job.home->post_from_outside(job);
+}
+
+void AuthPool::stop() {
+  std::deque<AuthJob*> left;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+    left.swap(queue_);
+    wake_.notify_all();
+  }
+  for (AuthJob* job : left) {
+    job->abandoned = true;
+    job->home->post_from_outside(*job);
+  }
+  for (std::thread& thread : threads_) thread.join();
+  threads_.clear();
+}
+
+void AuthPool::run_thread() {
+  while (true) {
+    AuthJob* job = nullptr;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // Stopping.
+      job = queue_.front();
+      queue_.pop_front();
+    }
+    job->work();
+    job->home->post_from_outside(*job);
+  }
+}
+
+}  // namespace hark::server
