@@ -1,0 +1,150 @@
+// `group`: K members of one consumer group (K = 1, 10, 100; the topic has K partitions, so each
+// member owns one) each parked in a group poll (next, auto-commit, wait 10 s) on its own
+// connection in one epoll loop. Per round the producer sends one message carrying its send time
+// to every partition, one after another; latency = that member's poll returned - sent. harkd's
+// CPU over the round, divided by K, is its cost per woken member (the K sends included).
+#include <cstdio>
+#include <thread>
+
+#include "bench/suite/hark_link.h"
+#include "bench/suite/process_stats.h"
+#include "bench/suite/scenarios.h"
+#include "protocol/codec.h"
+#include "protocol/group_requests.h"
+#include "protocol/poll_response.h"
+
+namespace hark::bench {
+
+std::chrono::microseconds park_settle(size_t polls);  // fanout.cc
+
+namespace {
+
+struct GroupRun {
+  std::vector<double> latency_us;
+  double cpu_us_per_woken = -1;
+  bool failed = true;
+};
+
+GroupRun measure_group(const std::string& address, pid_t pid, size_t members, int rounds) {
+  GroupRun run;
+  const std::optional<TopicIds> topic =
+      create_topic(address, "group", static_cast<uint32_t>(members));
+  auto admin = connect_hark(address);
+  if (!topic || !admin.ok()) return run;
+  protocol::CreateConsumerGroupRequest create;
+  create.stream_id = protocol::Identifier::numeric(topic->stream);
+  create.topic_id = protocol::Identifier::numeric(topic->topic);
+  create.name = "bench";
+  const auto group = (*admin)->create_consumer_group(create);
+  if (!group.ok()) {
+    std::fprintf(stderr, "group: create: %s\n", std::string(error_name(group.error())).c_str());
+    return run;
+  }
+  size_t pending = 0;
+  size_t empty = 0;
+  std::vector<size_t> to_repoll;
+  HarkReplies replies([&](size_t link, uint32_t status, std::span<const std::byte> payload,
+                          SteadyClock::time_point at) {
+    if (status != 0) {
+      std::fprintf(stderr, "group: harkd answered %s (%u)\n",
+                   std::string(error_name(static_cast<Error>(status))).c_str(), status);
+      return false;
+    }
+    if (payload.size() < 16) {  // Login or join.
+      if (pending > 0) pending--;
+      return true;
+    }
+    auto decoded = protocol::decode_payload<protocol::PollMessagesResponse>(payload);
+    if (!decoded.ok()) return false;
+    if (decoded->value.messages.count() == 0) {  // Woken by a rebalance or timed out: again.
+      empty++;
+      to_repoll.push_back(link);
+      return true;
+    }
+    for (const protocol::MessageView message : decoded->value.messages) {
+      run.latency_us.push_back(micros_between(read_stamp(message.payload()), at));
+      if (pending > 0) pending--;
+    }
+    return true;
+  });
+  Fleet fleet(replies);
+  if (!open_fleet(fleet, address, members, pending)) return run;
+  const protocol::Bytes join = frame_of(
+      protocol::JoinConsumerGroupRequest{.stream_id = protocol::Identifier::numeric(topic->stream),
+                                         .topic_id = protocol::Identifier::numeric(topic->topic),
+                                         .group_id = protocol::Identifier::numeric(group->id)});
+  pending = members;
+  for (size_t i = 0; i < members; i++) {
+    if (!fleet.send(i, join)) return run;
+  }
+  if (!fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(30))) {
+    return run;
+  }
+  const protocol::Bytes poll = frame_of(
+      poll_request(*topic, std::nullopt,
+                   {protocol::ConsumerKind::group, protocol::Identifier::numeric(group->id)},
+                   {protocol::PollingKind::next, 0}, 1, 10'000'000, true));
+  auto auto_repoll = [&] {
+    for (const size_t link : to_repoll) fleet.send(link, poll);
+    to_repoll.clear();
+  };
+  int64_t cpu_ns_total = 0;
+  bool cpu_known = pid > 0;
+  for (int round = 0; round < rounds; round++) {
+    for (size_t i = 0; i < members; i++) {
+      if (!fleet.send(i, poll)) return run;
+    }
+    std::this_thread::sleep_for(park_settle(members));
+    auto_repoll();
+    pending = members;
+    const CpuWindow cpu(pid);
+    for (uint32_t partition = 0; partition < members; partition++) {
+      if (!send_stamped(**admin, *topic, partition).ok()) return run;
+    }
+    const bool done = fleet.run(
+        [&] {
+          auto_repoll();
+          return pending == 0;
+        },
+        SteadyClock::now() + std::chrono::seconds(20));
+    if (!done) {
+      std::fprintf(stderr, "group: round %d with K=%zu: %zu messages not received\n", round,
+                   members, pending);
+      return run;
+    }
+    const int64_t used = cpu.used_ns();
+    cpu_known = cpu_known && used >= 0;
+    cpu_ns_total += used;
+  }
+  if (empty > 0)
+    std::printf("group K=%zu: %zu polls answered empty and polled again\n", members, empty);
+  if (cpu_known) {
+    run.cpu_us_per_woken = static_cast<double>(cpu_ns_total) / 1e3 / static_cast<double>(rounds) /
+                           static_cast<double>(members);
+  }
+  run.failed = false;
+  return run;
+}
+
+}  // namespace
+
+bool run_group(const Options& options, Report& report) {
+  HarkServer server;
+  if (!server.start(options, 1024)) return false;
+  bool ok = true;
+  const std::vector<size_t> sizes =
+      options.smoke ? std::vector<size_t>{2} : std::vector<size_t>{1, 10, 100};
+  for (const size_t k : sizes) {
+    const int rounds = options.smoke ? 3 : k >= 100 ? 50 : 200;
+    GroupRun run = measure_group(server.address(), server.pid(), k, rounds);
+    ok = ok && !run.failed;
+    report.add({.name = "group K=" + std::to_string(k) + " members",
+                .samples_us = std::move(run.latency_us),
+                .server_cpu_us_per_op = run.cpu_us_per_woken,
+                .notes = std::to_string(rounds) +
+                         " rounds of one send per partition; cpu per woken member"});
+  }
+  return server.stop() && ok;
+}
+
+}  // namespace hark::bench
