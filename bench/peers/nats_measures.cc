@@ -140,12 +140,13 @@ WakeResult nats_wake(const std::string& address, pid_t pid, int count,
 FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds) {
   FanoutResult result;
   result.failed = true;
-  NatsClient producer;
+  NatsClient admin;
   const std::string name = fresh_name("FAN");
-  if (!producer.connect(address) || !set_up(producer, name, consumers)) return result;
+  if (!admin.connect(address) || !set_up(admin, name, consumers)) return result;
+  const size_t producer = consumers;  // The last link: publishes from the same loop.
   size_t pending = 0;
   std::vector<SteadyClock::time_point> woken(consumers);
-  std::vector<std::string> prefixes(consumers);
+  std::vector<std::string> prefixes(consumers + 1);
   SteadyClock::time_point stamp;
   Fleet* fleet_ptr = nullptr;
   auto pull = [&](size_t link) {
@@ -153,7 +154,8 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
                      10 * second_ns);
   };
   NatsReplies replies([&](size_t link, const NatsEvent& event, SteadyClock::time_point at) {
-    if (event.kind == NatsEvent::Kind::pong) {
+    if (event.kind == NatsEvent::Kind::pong || link == producer) {  // Handshake or PubAck.
+      if (event.payload.find("\"error\"") != std::string::npos) return false;
       pending--;
       return true;
     }
@@ -166,8 +168,8 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
   Fleet fleet(replies);
   replies.fleet = &fleet;
   fleet_ptr = &fleet;
-  pending = consumers;
-  for (size_t i = 0; i < consumers; i++) {
+  pending = consumers + 1;
+  for (size_t i = 0; i <= consumers; i++) {
     prefixes[i] = nats_inbox_prefix();
     const int fd = connect_tcp(address);
     if (fd < 0 || fleet.add(fd) < 0 || !fleet_send(fleet, i, nats_handshake(prefixes[i]))) {
@@ -177,6 +179,7 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
   if (!fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(30))) {
     return result;
   }
+  const std::string ack_inbox = "_INBOX." + prefixes[producer] + ".ack";
   int64_t cpu_ns_total = 0;
   bool cpu_known = pid > 0;
   for (int round = 0; round < rounds; round++) {
@@ -184,11 +187,10 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
       if (!fleet_send(fleet, i, pull(i))) return result;
     }
     std::this_thread::sleep_for(park_settle(consumers));
-    pending = consumers;
+    pending = consumers + 1;
     const CpuWindow cpu(pid);
-    if (!producer.send(nats_pub(name, producer.inbox("ack"), stamped_payload(8))) ||
-        !fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(15)) ||
-        !read_acks(producer, 1)) {
+    if (!fleet_send(fleet, producer, nats_pub(name, ack_inbox, stamped_payload(8))) ||
+        !fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(15))) {
       std::fprintf(stderr, "nats fanout: round %d with K=%zu failed\n", round, consumers);
       return result;
     }

@@ -104,14 +104,19 @@ WakeResult redis_wake(const std::string& address, pid_t pid, int count,
 FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds) {
   FanoutResult result;
   result.failed = true;
-  RedisClient producer;
-  if (!producer.connect(address)) return result;
   const std::string key = fresh_key("fanout");
+  const size_t producer = consumers;  // The last link: XADD from the same loop.
   size_t pending = 0;
   std::vector<SteadyClock::time_point> woken(consumers);
   SteadyClock::time_point stamp;
   std::string last = "0-0";
   RespReplies replies([&](size_t link, const Resp& reply, SteadyClock::time_point at) {
+    if (link == producer) {  // XADD's answer: the new entry's id.
+      if (reply.kind != Resp::Kind::bulk) return false;
+      last = reply.text;
+      pending--;
+      return true;
+    }
     const auto entries = xread_entries(reply);
     if (entries.size() != 1) {
       std::fprintf(stderr, "redis fanout: XREAD answered %zu entries\n", entries.size());
@@ -123,29 +128,30 @@ FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumer
     return true;
   });
   Fleet fleet(replies);
-  for (size_t i = 0; i < consumers; i++) {
+  for (size_t i = 0; i <= consumers; i++) {
     const int fd = connect_tcp(address);
     if (fd < 0 || fleet.add(fd) < 0) return result;
   }
+  auto send = [&](size_t link, const std::string& command) {
+    return fleet.send(link, std::as_bytes(std::span(command.data(), command.size())));
+  };
   int64_t cpu_ns_total = 0;
   bool cpu_known = pid > 0;
   for (int round = 0; round < rounds; round++) {
     const std::string read = resp_command({"XREAD", "BLOCK", "10000", "STREAMS", key, last});
     for (size_t i = 0; i < consumers; i++) {
-      if (!fleet.send(i, std::as_bytes(std::span(read.data(), read.size())))) return result;
+      if (!send(i, read)) return result;
     }
     std::this_thread::sleep_for(park_settle(consumers));
-    pending = consumers;
+    pending = consumers + 1;
     const CpuWindow cpu(pid);
-    Resp added;
-    if (!producer.call(resp_command({"XADD", key, "*", "s", stamped_payload(8)}), added) ||
+    if (!send(producer, resp_command({"XADD", key, "*", "s", stamped_payload(8)})) ||
         !fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(15))) {
       return result;
     }
     const int64_t used = cpu.used_ns();
     cpu_known = cpu_known && used >= 0;
     cpu_ns_total += used;
-    last = added.text;
     const auto [first, latest] = std::minmax_element(woken.begin(), woken.end());
     result.first_us.push_back(micros_between(stamp, *first));
     result.last_us.push_back(micros_between(stamp, *latest));

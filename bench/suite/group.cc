@@ -1,8 +1,10 @@
 // `group`: K members of one consumer group (K = 1, 10, 100; the topic has K partitions, so each
 // member owns one) each parked in a group poll (next, auto-commit, wait 10 s) on its own
 // connection in one epoll loop. Per round the producer sends one message carrying its send time
-// to every partition, one after another; latency = that member's poll returned - sent. harkd's
-// CPU over the round, divided by K, is its cost per woken member (the K sends included).
+// to every partition, one after another (the producer is one more connection of the same loop
+// and sends the next message when the previous one is answered); latency = that member's poll
+// returned - sent. harkd's CPU over the round, divided by K, is its cost per woken member (the
+// K sends included).
 #include <cstdio>
 #include <thread>
 
@@ -42,6 +44,9 @@ GroupRun measure_group(const std::string& address, pid_t pid, size_t members, in
   }
   size_t pending = 0;
   size_t empty = 0;
+  const size_t producer = members;  // The last link.
+  uint32_t next_partition = 0;      // The producer's next send in a round.
+  Fleet* loop = nullptr;
   std::vector<size_t> to_repoll;
   HarkReplies replies([&](size_t link, uint32_t status, std::span<const std::byte> payload,
                           SteadyClock::time_point at) {
@@ -50,7 +55,11 @@ GroupRun measure_group(const std::string& address, pid_t pid, size_t members, in
                    std::string(error_name(static_cast<Error>(status))).c_str(), status);
       return false;
     }
-    if (payload.size() < 16) {  // Login or join.
+    if (link == producer && next_partition > 0 && next_partition < members) {
+      pending--;  // A send answered: the next one.
+      return loop->send(producer, stamped_send_frame(*topic, next_partition++));
+    }
+    if (payload.size() < 16) {  // Login, join or the round's last send answered.
       if (pending > 0) pending--;
       return true;
     }
@@ -68,7 +77,8 @@ GroupRun measure_group(const std::string& address, pid_t pid, size_t members, in
     return true;
   });
   Fleet fleet(replies);
-  if (!open_fleet(fleet, address, members, pending)) return run;
+  loop = &fleet;
+  if (!open_fleet(fleet, address, members + 1, pending)) return run;
   const protocol::Bytes join = frame_of(
       protocol::JoinConsumerGroupRequest{.stream_id = protocol::Identifier::numeric(topic->stream),
                                          .topic_id = protocol::Identifier::numeric(topic->topic),
@@ -96,11 +106,10 @@ GroupRun measure_group(const std::string& address, pid_t pid, size_t members, in
     }
     std::this_thread::sleep_for(park_settle(members));
     auto_repoll();
-    pending = members;
+    pending = 2 * members;  // K messages and K sends answered.
     const CpuWindow cpu(pid);
-    for (uint32_t partition = 0; partition < members; partition++) {
-      if (!send_stamped(**admin, *topic, partition).ok()) return run;
-    }
+    next_partition = 1;
+    if (!fleet.send(producer, stamped_send_frame(*topic, 0))) return run;
     const bool done = fleet.run(
         [&] {
           auto_repoll();

@@ -125,6 +125,18 @@ size_t send_frame_size() {
   return frame.size();
 }
 
+protocol::Bytes stamped_send_frame(const TopicIds& topic, uint32_t partition, size_t size) {
+  protocol::Bytes payload(std::max<size_t>(size, 8));
+  write_stamp(payload, SteadyClock::now());
+  const protocol::OutgoingMessage message{.payload = payload};
+  const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(topic.stream),
+                                    .topic_id = protocol::Identifier::numeric(topic.topic),
+                                    .partitioning = protocol::Partitioning::partition(partition)};
+  protocol::Bytes frame;
+  (void)protocol::encode_send_messages(target, {&message, 1}, frame);
+  return frame;
+}
+
 Status send_stamped(client::Client& producer, const TopicIds& topic, uint32_t partition,
                     size_t size) {
   protocol::Bytes payload(std::max<size_t>(size, 8));

@@ -82,6 +82,10 @@ bool open_fleet(Fleet& fleet, const std::string& address, size_t count, size_t& 
 // the echo floor moves as many.
 size_t send_frame_size();
 
+// A send_messages frame of one message carrying the current time (the first 8 of `size` bytes),
+// for a producer that is a Fleet link.
+protocol::Bytes stamped_send_frame(const TopicIds& topic, uint32_t partition, size_t size = 8);
+
 // Sends one message carrying its send time (the first 8 of `size` bytes) to `partition`.
 Status send_stamped(client::Client& producer, const TopicIds& topic, uint32_t partition,
                     size_t size = 8);
