@@ -1,6 +1,7 @@
 #include "bench/suite/children.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -9,15 +10,17 @@ namespace {
 
 constexpr int slots = 16;
 std::atomic<pid_t> children[slots];
+std::atomic<bool> stop_requested{false};
 
-// Async-signal-safe: kill() and raise() only.
+// Async-signal-safe: atomics, kill(), signal() and alarm() only.
 void on_signal(int signal_number) {
+  stop_requested.store(true);
   for (auto& child : children) {
     const pid_t pid = child.load();
     if (pid > 0) ::kill(pid, SIGKILL);
   }
-  ::signal(signal_number, SIG_DFL);
-  ::raise(signal_number);
+  ::signal(signal_number, SIG_DFL);  // A second one ends hark-bench at once.
+  ::alarm(20);                       // SIGALRM's default action, if unwinding hangs.
 }
 
 }  // namespace
@@ -30,6 +33,8 @@ void install_child_cleanup() {
     ::sigaction(signal_number, &action, nullptr);
   }
 }
+
+bool interrupted() { return stop_requested.load(); }
 
 void register_child(pid_t pid) {
   for (auto& child : children) {

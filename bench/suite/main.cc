@@ -136,6 +136,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> failed;
     for (const Scenario& scenario : scenarios) {
       if (!run_one(scenario, options)) failed.push_back(scenario.name);
+      if (interrupted()) break;
+    }
+    if (interrupted()) {
+      std::fprintf(stderr, "hark-bench: interrupted; its servers were stopped\n");
+      return 130;
     }
     if (!options.json_dir.empty()) {
       if (!gnuplot_installed()) {
@@ -148,7 +153,13 @@ int main(int argc, char** argv) {
     return failed.empty() ? 0 : 1;
   }
   for (const Scenario& scenario : scenarios) {
-    if (command == scenario.name) return run_one(scenario, options) ? 0 : 1;
+    if (command != scenario.name) continue;
+    const bool ok = run_one(scenario, options);
+    if (interrupted()) {
+      std::fprintf(stderr, "hark-bench: interrupted; its servers were stopped\n");
+      return 130;
+    }
+    return ok ? 0 : 1;
   }
   std::fprintf(stderr, "hark-bench: unknown scenario '%s'\n", command.c_str());
   usage(stderr);
