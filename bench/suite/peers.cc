@@ -59,10 +59,16 @@ void ratio_note(Report& report, const std::string& what, const Row& hark, const 
                 const std::string& system) {
   if (hark.latency.p50 <= 0 || other.latency.count == 0) return;
   char line[200];
-  std::snprintf(line, sizeof line, "%-26s %-5s / hark: p50 %.2fx, p99 %.2fx", what.c_str(),
+  std::snprintf(line, sizeof line, "%-28s %-5s / hark: p50 %.2fx, p99 %.2fx", what.c_str(),
                 system.c_str(), other.latency.p50 / hark.latency.p50,
                 hark.latency.p99 > 0 ? other.latency.p99 / hark.latency.p99 : 0.0);
-  report.note(line);
+  std::string text = line;
+  if (hark.server_cpu_us_per_op > 0 && other.server_cpu_us_per_op >= 0) {
+    std::snprintf(line, sizeof line, ", server cpu per op %.2fx",
+                  other.server_cpu_us_per_op / hark.server_cpu_us_per_op);
+    text += line;
+  }
+  report.note(text);
 }
 
 }  // namespace
@@ -182,8 +188,13 @@ bool run_peers(const Options& options, Report& report) {
           peer->throughput(peer->process.address(), peer->process.pid(), c.size, c.count, c.batch));
       if (hark_row.msgs_per_s > 0) {
         char line[160];
-        std::snprintf(line, sizeof line, "%-26s %-5s / hark: %.2fx the messages per second",
-                      name.c_str(), peer->system.c_str(), row.msgs_per_s / hark_row.msgs_per_s);
+        std::snprintf(line, sizeof line,
+                      "%-28s %-5s / hark: %.2fx the messages per second, server cpu per "
+                      "message %.2fx",
+                      name.c_str(), peer->system.c_str(), row.msgs_per_s / hark_row.msgs_per_s,
+                      hark_row.server_cpu_us_per_op > 0
+                          ? row.server_cpu_us_per_op / hark_row.server_cpu_us_per_op
+                          : 0.0);
         report.note(line);
       }
     }
