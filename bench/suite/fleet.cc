@@ -77,10 +77,9 @@ bool Fleet::flush(size_t index) {
 
 bool Fleet::receive(size_t index, SteadyClock::time_point at) {
   Link& link = links_[index];
+  if (scratch_.empty()) scratch_.resize(read_chunk);
   while (true) {
-    if (link.in.size() - link.in_used < read_chunk) link.in.resize(link.in_used + read_chunk);
-    const ssize_t got =
-        ::recv(link.fd, link.in.data() + link.in_used, link.in.size() - link.in_used, 0);
+    const ssize_t got = ::recv(link.fd, scratch_.data(), scratch_.size(), 0);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0 && errno == EAGAIN) return true;
     if (got <= 0) {
@@ -88,12 +87,16 @@ bool Fleet::receive(size_t index, SteadyClock::time_point at) {
                    got < 0 ? ": " : "", got < 0 ? std::strerror(errno) : "");
       return false;
     }
-    link.in_used += static_cast<size_t>(got);
+    // Replies are parsed straight from the shared buffer; only a reply cut in two is kept on
+    // the link (10 000 idle links then cost no buffers).
+    std::span<const std::byte> bytes(scratch_.data(), static_cast<size_t>(got));
+    if (!link.in.empty()) {
+      link.in.insert(link.in.end(), bytes.begin(), bytes.end());
+      bytes = link.in;
+    }
     size_t consumed = 0;
-    while (consumed < link.in_used) {
-      const ptrdiff_t size = parser_.parse(
-          index, std::span<const std::byte>(link.in.data() + consumed, link.in_used - consumed),
-          at);
+    while (consumed < bytes.size()) {
+      const ptrdiff_t size = parser_.parse(index, bytes.subspan(consumed), at);
       if (size < 0) {
         std::fprintf(stderr, "fleet: malformed reply on connection %zu\n", index);
         return false;
@@ -101,9 +104,10 @@ bool Fleet::receive(size_t index, SteadyClock::time_point at) {
       if (size == 0) break;
       consumed += static_cast<size_t>(size);
     }
-    if (consumed > 0) {
-      std::memmove(link.in.data(), link.in.data() + consumed, link.in_used - consumed);
-      link.in_used -= consumed;
+    if (bytes.data() == link.in.data()) {
+      link.in.erase(link.in.begin(), link.in.begin() + static_cast<ptrdiff_t>(consumed));
+    } else {
+      link.in.assign(bytes.begin() + static_cast<ptrdiff_t>(consumed), bytes.end());
     }
   }
 }

@@ -54,8 +54,7 @@ class Fleet {
  private:
   struct Link {
     int fd = -1;
-    std::vector<std::byte> in;
-    size_t in_used = 0;
+    std::vector<std::byte> in;  // The start of a reply not yet whole.
     std::vector<std::byte> out;
     size_t out_sent = 0;
     bool want_write = false;
@@ -69,6 +68,7 @@ class Fleet {
   ReplyParser& parser_;
   int epoll_fd_ = -1;
   std::vector<Link> links_;
+  std::vector<std::byte> scratch_;  // Every recv lands here first.
 };
 
 }  // namespace hark::bench
