@@ -180,8 +180,7 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
     return result;
   }
   const std::string ack_inbox = "_INBOX." + prefixes[producer] + ".ack";
-  int64_t cpu_ns_total = 0;
-  bool cpu_known = pid > 0;
+  FanoutTally tally{.cpu_known = pid > 0};
   for (int round = 0; round < rounds; round++) {
     for (size_t i = 0; i < consumers; i++) {
       if (!fleet_send(fleet, i, pull(i))) return result;
@@ -194,20 +193,28 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
       std::fprintf(stderr, "nats fanout: round %d with K=%zu failed\n", round, consumers);
       return result;
     }
-    const int64_t used = cpu.used_ns();
-    cpu_known = cpu_known && used >= 0;
-    cpu_ns_total += used;
-    const auto [first, last] = std::minmax_element(woken.begin(), woken.end());
-    result.first_us.push_back(micros_between(stamp, *first));
-    result.last_us.push_back(micros_between(stamp, *last));
+    tally.add_round(stamp, woken, cpu.used_ns());
   }
-  if (cpu_known && rounds > 0) {
-    result.server_cpu_us_per_woken = static_cast<double>(cpu_ns_total) / 1e3 /
-                                     static_cast<double>(rounds) / static_cast<double>(consumers);
-  }
-  result.failed = false;
-  return result;
+  return tally.finish(consumers);
 }
+
+namespace {
+
+// Publishes `count` messages in batches, waiting for the stream's acks of each batch.
+void publish_batches(NatsClient& producer, const std::string& subject, size_t size, size_t count,
+                     size_t batch, std::atomic<bool>& failed) {
+  std::string commands;
+  const std::string ack = producer.inbox("ack");
+  for (size_t sent = 0; sent < count && !failed.load(); sent += batch) {
+    const size_t n = std::min(batch, count - sent);
+    commands.clear();
+    const std::string payload = stamped_payload(size);
+    for (size_t i = 0; i < n; i++) commands += nats_pub(subject, ack, payload);
+    if (!producer.send(commands) || !read_acks(producer, n)) failed.store(true);
+  }
+}
+
+}  // namespace
 
 ThroughputResult nats_throughput(const std::string& address, pid_t pid, size_t size, size_t count,
                                  size_t batch) {
@@ -224,15 +231,7 @@ ThroughputResult nats_throughput(const std::string& address, pid_t pid, size_t s
   const CpuWindow cpu(pid);
   const auto start = SteadyClock::now();
   std::thread producer_thread([&] {
-    std::string commands;
-    const std::string ack = producer.inbox("ack");
-    for (size_t sent = 0; sent < count && !failed.load(); sent += batch) {
-      const size_t n = std::min(batch, count - sent);
-      commands.clear();
-      const std::string payload = stamped_payload(size);
-      for (size_t i = 0; i < n; i++) commands += nats_pub(name, ack, payload);
-      if (!producer.send(commands) || !read_acks(producer, n)) failed.store(true);
-    }
+    publish_batches(producer, name, size, count, batch, failed);
     producer_done.store(true);
   });
   constexpr size_t pull_batch = 1000;
@@ -246,41 +245,27 @@ ThroughputResult nats_throughput(const std::string& address, pid_t pid, size_t s
   // ends the loop.
   while (ok && received < count && !failed.load()) {
     NatsEvent event;
-    if (!consumer.next(event)) {
-      ok = false;
-      break;
-    }
-    if (event.status != 0) {  // The pull expired (408) or was cut short: pull again.
+    ok = consumer.next(event);
+    if (ok && event.status != 0) {  // The pull expired (408) or was cut short: pull again.
       if (producer_done.load() && in_pull == 0) break;
       ok = consumer.send((in_pull > 0 ? nats_pub(last_reply, "", "+ACK") : "") + pull);
       in_pull = 0;
-      continue;
-    }
-    last_at = SteadyClock::now();
-    if (in_pull == 0) result.latency_us.push_back(micros_between(stamp_of(event.payload), last_at));
-    received++;
-    last_reply = event.reply;
-    if (++in_pull == pull_batch) {  // Ack all of this pull at once, then pull again.
-      in_pull = 0;
-      ok = consumer.send(nats_pub(event.reply, "", "+ACK") + pull);
+    } else if (ok) {
+      last_at = SteadyClock::now();
+      if (in_pull == 0) {
+        result.latency_us.push_back(micros_between(stamp_of(event.payload), last_at));
+      }
+      received++;
+      last_reply = event.reply;
+      if (++in_pull == pull_batch) {  // Ack all of this pull at once, then pull again.
+        in_pull = 0;
+        ok = consumer.send(nats_pub(event.reply, "", "+ACK") + pull);
+      }
     }
   }
   producer_thread.join();
-  if (!ok || received < count) {
-    std::fprintf(stderr, "nats throughput: received %zu of %zu\n", received, count);
-    failed.store(true);
-  }
-  const double seconds = std::chrono::duration<double>(last_at - start).count();
-  if (seconds > 0) {
-    result.msgs_per_s = static_cast<double>(received) / seconds;
-    result.mb_per_s = static_cast<double>(received * size) / seconds / 1e6;
-  }
-  const int64_t cpu_ns = cpu.used_ns();
-  if (cpu_ns >= 0 && received > 0) {
-    result.server_cpu_us_per_message =
-        static_cast<double>(cpu_ns) / 1e3 / static_cast<double>(received);
-  }
-  result.failed = failed.load();
+  finish_throughput(result, received, count, size, last_at - start, cpu.used_ns(),
+                    failed.load() || !ok);
   return result;
 }
 

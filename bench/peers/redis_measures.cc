@@ -135,8 +135,7 @@ FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumer
   auto send = [&](size_t link, const std::string& command) {
     return fleet.send(link, std::as_bytes(std::span(command.data(), command.size())));
   };
-  int64_t cpu_ns_total = 0;
-  bool cpu_known = pid > 0;
+  FanoutTally tally{.cpu_known = pid > 0};
   for (int round = 0; round < rounds; round++) {
     const std::string read = resp_command({"XREAD", "BLOCK", "10000", "STREAMS", key, last});
     for (size_t i = 0; i < consumers; i++) {
@@ -149,19 +148,9 @@ FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumer
         !fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(15))) {
       return result;
     }
-    const int64_t used = cpu.used_ns();
-    cpu_known = cpu_known && used >= 0;
-    cpu_ns_total += used;
-    const auto [first, latest] = std::minmax_element(woken.begin(), woken.end());
-    result.first_us.push_back(micros_between(stamp, *first));
-    result.last_us.push_back(micros_between(stamp, *latest));
+    tally.add_round(stamp, woken, cpu.used_ns());
   }
-  if (cpu_known && rounds > 0) {
-    result.server_cpu_us_per_woken = static_cast<double>(cpu_ns_total) / 1e3 /
-                                     static_cast<double>(rounds) / static_cast<double>(consumers);
-  }
-  result.failed = false;
-  return result;
+  return tally.finish(consumers);
 }
 
 ThroughputResult redis_throughput(const std::string& address, pid_t pid, size_t size, size_t count,
@@ -219,21 +208,7 @@ ThroughputResult redis_throughput(const std::string& address, pid_t pid, size_t 
     last = entries.back().first;
   }
   producer_thread.join();
-  if (received < count) {
-    std::fprintf(stderr, "redis throughput: received %zu of %zu\n", received, count);
-    failed.store(true);
-  }
-  const double seconds = std::chrono::duration<double>(last_at - start).count();
-  if (seconds > 0) {
-    result.msgs_per_s = static_cast<double>(received) / seconds;
-    result.mb_per_s = static_cast<double>(received * size) / seconds / 1e6;
-  }
-  const int64_t cpu_ns = cpu.used_ns();
-  if (cpu_ns >= 0 && received > 0) {
-    result.server_cpu_us_per_message =
-        static_cast<double>(cpu_ns) / 1e3 / static_cast<double>(received);
-  }
-  result.failed = failed.load();
+  finish_throughput(result, received, count, size, last_at - start, cpu.used_ns(), failed.load());
   return result;
 }
 

@@ -22,20 +22,35 @@ std::chrono::microseconds park_settle(size_t polls) {
   return std::chrono::milliseconds(20) + std::chrono::microseconds(20 * polls);
 }
 
-FanoutResult measure_hark_fanout(const std::string& address, pid_t pid, size_t consumers,
-                                 int rounds) {
-  FanoutResult result;
-  const std::optional<TopicIds> topic = create_topic(address, "fanout", 1);
-  if (!topic) {
-    result.failed = true;
-    return result;
+void FanoutTally::add_round(SteadyClock::time_point sent,
+                            std::span<const SteadyClock::time_point> woken, int64_t cpu_ns) {
+  cpu_known = cpu_known && cpu_ns >= 0;
+  cpu_ns_total += cpu_ns;
+  rounds++;
+  const auto [first, last] = std::minmax_element(woken.begin(), woken.end());
+  result.first_us.push_back(micros_between(sent, *first));
+  result.last_us.push_back(micros_between(sent, *last));
+}
+
+FanoutResult FanoutTally::finish(size_t consumers) {
+  if (cpu_known && rounds > 0) {
+    result.server_cpu_us_per_woken = static_cast<double>(cpu_ns_total) / 1e3 /
+                                     static_cast<double>(rounds) / static_cast<double>(consumers);
   }
-  size_t pending = 0;
-  std::vector<SteadyClock::time_point> woken(consumers + 1);
+  result.failed = false;
+  return std::move(result);
+}
+
+namespace {
+
+// What the loop's replies tell a hark fan-out round.
+struct HarkFanoutState {
+  size_t pending = 0;  // Logins, or a round's polls and its send's answer, not yet answered.
+  std::vector<SteadyClock::time_point> woken;
   SteadyClock::time_point stamp;
-  bool bad_reply = false;
-  HarkReplies replies([&](size_t link, uint32_t status, std::span<const std::byte> payload,
-                          SteadyClock::time_point at) {
+
+  bool on_reply(size_t link, uint32_t status, std::span<const std::byte> payload,
+                SteadyClock::time_point at) {
     if (status != 0) {
       std::fprintf(stderr, "fanout: harkd answered %s (%u)\n",
                    std::string(error_name(static_cast<Error>(status))).c_str(), status);
@@ -43,25 +58,32 @@ FanoutResult measure_hark_fanout(const std::string& address, pid_t pid, size_t c
     }
     if (pending > 0) pending--;
     if (link < woken.size()) woken[link] = at;
-    // A poll answer: take the send time from its one message.
-    if (payload.size() > 16) {
-      auto decoded = protocol::decode_payload<protocol::PollMessagesResponse>(payload);
-      if (!decoded.ok() || decoded->value.messages.count() != 1) {
-        bad_reply = true;
-        return false;
-      }
-      stamp = read_stamp((*decoded->value.messages.begin()).payload());
+    if (payload.size() <= 16) return true;  // A login or the send's answer.
+    auto decoded = protocol::decode_payload<protocol::PollMessagesResponse>(payload);
+    if (!decoded.ok() || decoded->value.messages.count() != 1) {
+      std::fprintf(stderr, "fanout: a poll answer without the one message\n");
+      return false;
     }
+    stamp = read_stamp((*decoded->value.messages.begin()).payload());
     return true;
-  });
+  }
+};
+
+}  // namespace
+
+FanoutResult measure_hark_fanout(const std::string& address, pid_t pid, size_t consumers,
+                                 int rounds) {
+  FanoutTally tally{.cpu_known = pid > 0};
+  const std::optional<TopicIds> topic = create_topic(address, "fanout", 1);
+  if (!topic) return tally.result;
+  HarkFanoutState state;
+  state.woken.resize(consumers);
+  HarkReplies replies(
+      [&](size_t link, uint32_t status, std::span<const std::byte> payload,
+          SteadyClock::time_point at) { return state.on_reply(link, status, payload, at); });
   Fleet fleet(replies);
   const size_t producer = consumers;  // The last link.
-  if (!open_fleet(fleet, address, consumers + 1, pending)) {
-    result.failed = true;
-    return result;
-  }
-  int64_t cpu_ns_total = 0;
-  bool cpu_known = pid > 0;
+  if (!open_fleet(fleet, address, consumers + 1, state.pending)) return tally.result;
   for (int round = 0; round < rounds; round++) {
     for (size_t i = 0; i < consumers; i++) {
       const protocol::Bytes poll = frame_of(poll_request(
@@ -69,33 +91,20 @@ FanoutResult measure_hark_fanout(const std::string& address, pid_t pid, size_t c
           {protocol::ConsumerKind::consumer,
            protocol::Identifier::numeric(static_cast<uint32_t>(i + 1))},
           {protocol::PollingKind::offset, static_cast<uint64_t>(round)}, 1, 10'000'000, false));
-      if (!fleet.send(i, poll)) {
-        result.failed = true;
-        return result;
-      }
+      if (!fleet.send(i, poll)) return tally.result;
     }
     std::this_thread::sleep_for(park_settle(consumers));
-    pending = consumers + 1;  // The polls and the send's answer.
+    state.pending = consumers + 1;  // The polls and the send's answer.
     const CpuWindow cpu(pid);
     if (!fleet.send(producer, stamped_send_frame(*topic, 0)) ||
-        !fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(15))) {
-      std::fprintf(stderr, "fanout: round %d with K=%zu failed%s\n", round, consumers,
-                   bad_reply ? " (a poll answer without the one message)" : "");
-      result.failed = true;
-      return result;
+        !fleet.run([&] { return state.pending == 0; },
+                   SteadyClock::now() + std::chrono::seconds(15))) {
+      std::fprintf(stderr, "fanout: round %d with K=%zu failed\n", round, consumers);
+      return tally.result;
     }
-    const int64_t used = cpu.used_ns();
-    cpu_known = cpu_known && used >= 0;
-    cpu_ns_total += used;
-    const auto [first, last] = std::minmax_element(woken.begin(), woken.begin() + consumers);
-    result.first_us.push_back(micros_between(stamp, *first));
-    result.last_us.push_back(micros_between(stamp, *last));
+    tally.add_round(state.stamp, state.woken, cpu.used_ns());
   }
-  if (cpu_known && rounds > 0) {
-    result.server_cpu_us_per_woken = static_cast<double>(cpu_ns_total) / 1e3 /
-                                     static_cast<double>(rounds) / static_cast<double>(consumers);
-  }
-  return result;
+  return tally.finish(consumers);
 }
 
 bool run_fanout(const Options& options, Report& report) {

@@ -21,43 +21,56 @@ std::chrono::microseconds park_settle(size_t polls);  // fanout.cc
 
 namespace {
 
-struct GroupRun {
-  std::vector<double> latency_us;
-  double cpu_us_per_woken = -1;
-  bool failed = true;
-};
-
-GroupRun measure_group(const std::string& address, pid_t pid, size_t members, int rounds) {
-  GroupRun run;
-  const std::optional<TopicIds> topic =
-      create_topic(address, "group", static_cast<uint32_t>(members));
+std::optional<uint32_t> create_group(const std::string& address, const TopicIds& topic) {
   auto admin = connect_hark(address);
-  if (!topic || !admin.ok()) return run;
+  if (!admin.ok()) return std::nullopt;
   protocol::CreateConsumerGroupRequest create;
-  create.stream_id = protocol::Identifier::numeric(topic->stream);
-  create.topic_id = protocol::Identifier::numeric(topic->topic);
+  create.stream_id = protocol::Identifier::numeric(topic.stream);
+  create.topic_id = protocol::Identifier::numeric(topic.topic);
   create.name = "bench";
   const auto group = (*admin)->create_consumer_group(create);
   if (!group.ok()) {
     std::fprintf(stderr, "group: create: %s\n", std::string(error_name(group.error())).c_str());
-    return run;
+    return std::nullopt;
   }
-  size_t pending = 0;
-  size_t empty = 0;
-  const size_t producer = members;  // The last link.
-  uint32_t next_partition = 0;      // The producer's next send in a round.
+  return group->id;
+}
+
+// Every member link joins the group (pipelined), then the loop waits for all answers.
+bool join_all(Fleet& fleet, const TopicIds& topic, uint32_t group, size_t members,
+              size_t& pending) {
+  const protocol::Bytes join = frame_of(
+      protocol::JoinConsumerGroupRequest{.stream_id = protocol::Identifier::numeric(topic.stream),
+                                         .topic_id = protocol::Identifier::numeric(topic.topic),
+                                         .group_id = protocol::Identifier::numeric(group)});
+  pending = members;
+  for (size_t i = 0; i < members; i++) {
+    if (!fleet.send(i, join)) return false;
+  }
+  return fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(30));
+}
+
+// What the loop's replies tell a group round. The producer is the link after the members.
+struct GroupState {
+  TopicIds topic;
+  size_t members = 0;
+  std::vector<double>* latency_us = nullptr;
   Fleet* loop = nullptr;
+  size_t pending = 0;           // Logins, joins, or a round's messages and send answers.
+  size_t empty = 0;             // Polls answered empty (a rebalance or a timeout).
+  uint32_t next_partition = 0;  // The producer's next send in a round.
   std::vector<size_t> to_repoll;
-  HarkReplies replies([&](size_t link, uint32_t status, std::span<const std::byte> payload,
-                          SteadyClock::time_point at) {
+
+  bool on_reply(size_t link, uint32_t status, std::span<const std::byte> payload,
+                SteadyClock::time_point at) {
     if (status != 0) {
       std::fprintf(stderr, "group: harkd answered %s (%u)\n",
                    std::string(error_name(static_cast<Error>(status))).c_str(), status);
       return false;
     }
-    if (link == producer && next_partition > 0 && next_partition < members) {
+    if (link == members && next_partition > 0 && next_partition < members) {
       pending--;  // A send answered: the next one.
-      return loop->send(producer, stamped_send_frame(*topic, next_partition++));
+      return loop->send(members, stamped_send_frame(topic, next_partition++));
     }
     if (payload.size() < 16) {  // Login, join or the round's last send answered.
       if (pending > 0) pending--;
@@ -71,32 +84,42 @@ GroupRun measure_group(const std::string& address, pid_t pid, size_t members, in
       return true;
     }
     for (const protocol::MessageView message : decoded->value.messages) {
-      run.latency_us.push_back(micros_between(read_stamp(message.payload()), at));
+      latency_us->push_back(micros_between(read_stamp(message.payload()), at));
       if (pending > 0) pending--;
     }
     return true;
-  });
+  }
+};
+
+struct GroupRun {
+  std::vector<double> latency_us;
+  double cpu_us_per_woken = -1;
+  bool failed = true;
+};
+
+GroupRun measure_group(const std::string& address, pid_t pid, size_t members, int rounds) {
+  GroupRun run;
+  const std::optional<TopicIds> topic =
+      create_topic(address, "group", static_cast<uint32_t>(members));
+  if (!topic) return run;
+  const std::optional<uint32_t> group = create_group(address, *topic);
+  if (!group) return run;
+  GroupState state{.topic = *topic, .members = members, .latency_us = &run.latency_us};
+  HarkReplies replies(
+      [&](size_t link, uint32_t status, std::span<const std::byte> payload,
+          SteadyClock::time_point at) { return state.on_reply(link, status, payload, at); });
   Fleet fleet(replies);
-  loop = &fleet;
+  state.loop = &fleet;
+  const size_t producer = members;  // The last link.
+  size_t& pending = state.pending;
   if (!open_fleet(fleet, address, members + 1, pending)) return run;
-  const protocol::Bytes join = frame_of(
-      protocol::JoinConsumerGroupRequest{.stream_id = protocol::Identifier::numeric(topic->stream),
-                                         .topic_id = protocol::Identifier::numeric(topic->topic),
-                                         .group_id = protocol::Identifier::numeric(group->id)});
-  pending = members;
-  for (size_t i = 0; i < members; i++) {
-    if (!fleet.send(i, join)) return run;
-  }
-  if (!fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(30))) {
-    return run;
-  }
-  const protocol::Bytes poll = frame_of(
-      poll_request(*topic, std::nullopt,
-                   {protocol::ConsumerKind::group, protocol::Identifier::numeric(group->id)},
-                   {protocol::PollingKind::next, 0}, 1, 10'000'000, true));
+  if (!join_all(fleet, *topic, *group, members, pending)) return run;
+  const protocol::Bytes poll = frame_of(poll_request(
+      *topic, std::nullopt, {protocol::ConsumerKind::group, protocol::Identifier::numeric(*group)},
+      {protocol::PollingKind::next, 0}, 1, 10'000'000, true));
   auto auto_repoll = [&] {
-    for (const size_t link : to_repoll) fleet.send(link, poll);
-    to_repoll.clear();
+    for (const size_t link : state.to_repoll) fleet.send(link, poll);
+    state.to_repoll.clear();
   };
   int64_t cpu_ns_total = 0;
   bool cpu_known = pid > 0;
@@ -108,7 +131,7 @@ GroupRun measure_group(const std::string& address, pid_t pid, size_t members, in
     auto_repoll();
     pending = 2 * members;  // K messages and K sends answered.
     const CpuWindow cpu(pid);
-    next_partition = 1;
+    state.next_partition = 1;
     if (!fleet.send(producer, stamped_send_frame(*topic, 0))) return run;
     const bool done = fleet.run(
         [&] {
@@ -125,8 +148,9 @@ GroupRun measure_group(const std::string& address, pid_t pid, size_t members, in
     cpu_known = cpu_known && used >= 0;
     cpu_ns_total += used;
   }
-  if (empty > 0)
-    std::printf("group K=%zu: %zu polls answered empty and polled again\n", members, empty);
+  if (state.empty > 0) {
+    std::printf("group K=%zu: %zu polls answered empty and polled again\n", members, state.empty);
+  }
   if (cpu_known) {
     run.cpu_us_per_woken = static_cast<double>(cpu_ns_total) / 1e3 / static_cast<double>(rounds) /
                            static_cast<double>(members);

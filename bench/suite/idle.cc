@@ -10,6 +10,7 @@
 // latency of a few probe messages: each consumer's time from the send to the poll that brought
 // it. The trade-off long polling removes: busy polling pays CPU for latency.
 #include <cstdio>
+#include <optional>
 #include <queue>
 #include <thread>
 
@@ -125,12 +126,77 @@ struct IdleRun {
   bool failed = true;
 };
 
+// The idle window: harkd's and the client's CPU and the polls sent, with no messages.
+struct IdleWindow {
+  double seconds = 0;
+  int64_t server_ns = -1;
+  double client_percent = 0;
+  double polls_per_s = 0;
+};
+
+bool run_idle_window(Fleet& fleet, Schedule& schedule, const Consumers& consumers, pid_t pid,
+                     std::chrono::milliseconds length, IdleWindow& window) {
+  const CpuWindow server_cpu(pid);
+  const int64_t client_before = self_cpu_ns();
+  const uint64_t polls_before = consumers.polls_sent;
+  const auto start = SteadyClock::now();
+  if (!fleet.run_until(start + length, &schedule)) return false;
+  window.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  window.server_ns = server_cpu.used_ns();
+  window.client_percent =
+      static_cast<double>(self_cpu_ns() - client_before) / 1e9 / window.seconds * 100;
+  window.polls_per_s = static_cast<double>(consumers.polls_sent - polls_before) / window.seconds;
+  return true;
+}
+
+// Sends `probes` messages, each once the previous one reached every consumer (and 200 ms
+// passed), while the consumers keep polling their way.
+bool send_probes(Fleet& fleet, Schedule& schedule, Consumers& consumers, client::Client& producer,
+                 int probes) {
+  const size_t n = consumers.next_offset.size();
+  for (int probe = 0; probe < probes; probe++) {
+    if (!send_stamped(producer, consumers.topic, 0).ok()) return false;
+    const size_t want = n * static_cast<size_t>(probe + 1);
+    if (!fleet.run([&] { return consumers.delivered >= want; }, SteadyClock::now() + 30s,
+                   &schedule) ||
+        !fleet.run_until(SteadyClock::now() + 200ms, &schedule)) {
+      std::fprintf(stderr, "idle: probe %d reached %zu of %zu consumers\n", probe,
+                   consumers.delivered - n * static_cast<size_t>(probe), n);
+      return false;
+    }
+  }
+  return true;
+}
+
+void fill_row(Row& row, Consumers& consumers, const IdleWindow& window,
+              std::optional<int64_t> rss_growth, int probes) {
+  const size_t n = consumers.next_offset.size();
+  row.samples_us = std::move(consumers.latency_us);
+  if (window.server_ns >= 0) {
+    row.server_cpu_percent = static_cast<double>(window.server_ns) / 1e9 / window.seconds * 100;
+  }
+  if (rss_growth) row.rss_bytes_per_op = static_cast<double>(*rss_growth) / static_cast<double>(n);
+  const std::string schedule =
+      consumers.interval.count() == 0
+          ? ""
+          : " (schedule: " +
+                std::to_string(static_cast<int64_t>(n) * 1'000'000 / consumers.interval.count()) +
+                ")";
+  char notes[200];
+  std::snprintf(notes, sizeof notes,
+                "idle %.1f s: %.0f polls/s%s, client cpu %.1f %%, rss %+.0f B per consumer; "
+                "latency of %d probes x N",
+                window.seconds, window.polls_per_s, schedule.c_str(), window.client_percent,
+                row.rss_bytes_per_op, probes);
+  row.notes = notes;
+}
+
 IdleRun measure_idle(const Options& options, size_t n, std::chrono::microseconds interval) {
   IdleRun run;
-  const std::string mode = interval.count() == 0
-                               ? "long poll"
-                               : "busy poll " + std::to_string(interval.count() / 1000) + " ms";
-  run.row.name = mode + ", N=" + std::to_string(n);
+  run.row.name =
+      (interval.count() == 0 ? std::string("long poll")
+                             : "busy poll " + std::to_string(interval.count() / 1000) + " ms") +
+      ", N=" + std::to_string(n);
   HarkServer server;
   // SO_REUSEPORT spreads connections over the shards unevenly, and harkd caps each shard at its
   // share of --connections-max: a quarter more leaves room (and stays under 20 000 files).
@@ -167,51 +233,17 @@ IdleRun measure_idle(const Options& options, size_t n, std::chrono::microseconds
   const auto settle = options.smoke ? 200ms : 1000ms + std::chrono::microseconds(100 * n);
   if (!fleet.run_until(SteadyClock::now() + settle, &schedule)) return run;
   const int64_t rss_parked = process_rss_bytes(server.pid());
-
-  const auto idle = options.smoke ? 300ms : 5000ms;
-  const CpuWindow server_cpu(server.pid());
-  const int64_t client_before = self_cpu_ns();
-  const uint64_t polls_before = consumers.polls_sent;
-  const auto idle_start = SteadyClock::now();
-  if (!fleet.run_until(idle_start + idle, &schedule)) return run;
-  const double idle_s = std::chrono::duration<double>(SteadyClock::now() - idle_start).count();
-  const int64_t server_ns = server_cpu.used_ns();
-  const double client_percent =
-      static_cast<double>(self_cpu_ns() - client_before) / 1e9 / idle_s * 100;
-  const double polls_per_s = static_cast<double>(consumers.polls_sent - polls_before) / idle_s;
-
+  IdleWindow window;
   const int probes = options.smoke ? 2 : 5;
-  for (int probe = 0; probe < probes; probe++) {
-    if (!send_stamped(**producer, *topic, 0).ok()) return run;
-    const size_t want = n * static_cast<size_t>(probe + 1);
-    if (!fleet.run([&] { return consumers.delivered >= want; }, SteadyClock::now() + 30s,
-                   &schedule) ||
-        !fleet.run_until(SteadyClock::now() + 200ms, &schedule)) {
-      std::fprintf(stderr, "idle: %s: probe %d reached %zu of %zu consumers\n",
-                   run.row.name.c_str(), probe,
-                   consumers.delivered - n * static_cast<size_t>(probe), n);
-      return run;
-    }
+  if (!run_idle_window(fleet, schedule, consumers, server.pid(), options.smoke ? 300ms : 5000ms,
+                       window) ||
+      !send_probes(fleet, schedule, consumers, **producer, probes)) {
+    return run;
   }
-  run.row.samples_us = std::move(consumers.latency_us);
-  if (server_ns >= 0)
-    run.row.server_cpu_percent = static_cast<double>(server_ns) / 1e9 / idle_s * 100;
-  if (rss_before >= 0 && rss_parked >= 0) {
-    run.row.rss_bytes_per_op =
-        static_cast<double>(rss_parked - rss_before) / static_cast<double>(n);
-  }
-  char notes[200];
-  std::snprintf(notes, sizeof notes,
-                "idle %.1f s: %.0f polls/s%s, client cpu %.1f %%, rss %+.0f B per consumer; "
-                "latency of %d probes x N",
-                idle_s, polls_per_s,
-                interval.count() == 0
-                    ? ""
-                    : (" (schedule: " +
-                       std::to_string(static_cast<int64_t>(n) * 1'000'000 / interval.count()) + ")")
-                          .c_str(),
-                client_percent, run.row.rss_bytes_per_op, probes);
-  run.row.notes = notes;
+  fill_row(run.row, consumers, window,
+           rss_before >= 0 && rss_parked >= 0 ? std::optional<int64_t>(rss_parked - rss_before)
+                                              : std::nullopt,
+           probes);
   run.failed = !server.stop();
   return run;
 }

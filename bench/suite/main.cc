@@ -74,19 +74,8 @@ bool run_one(const Scenario& scenario, const Options& options) {
   return ok;
 }
 
-}  // namespace
-}  // namespace hark::bench
-
-int main(int argc, char** argv) {
-  using namespace hark::bench;
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  const std::string command = argv[1];
-  Options options;
-  options.harkd_path = default_harkd();
-  std::string out_dir;
+// Reads the flags after the command; false (after the usage) on a bad one.
+bool parse_flags(int argc, char** argv, Options& options, std::string& out_dir) {
   for (int i = 2; i < argc; i++) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -102,7 +91,7 @@ int main(int argc, char** argv) {
       options.address = argv[++i];
       if (options.address.rfind("127.", 0) != 0) {
         std::fprintf(stderr, "hark-bench measures loopback only: --address 127.x.x.x:PORT\n");
-        return 2;
+        return false;
       }
     } else if (arg == "--gap-us" && has_value) {
       options.gap = std::chrono::microseconds(std::max(0, std::atoi(argv[++i])));
@@ -111,9 +100,48 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr, "hark-bench: unknown or incomplete argument '%s'\n", arg.c_str());
       usage(stderr);
-      return 2;
+      return false;
     }
   }
+  return true;
+}
+
+// Runs every scenario, then the plots; the exit status.
+int run_all(const Options& options, const std::string& out_dir) {
+  std::vector<std::string> failed;
+  for (const Scenario& scenario : scenarios) {
+    if (!run_one(scenario, options)) failed.push_back(scenario.name);
+    if (interrupted()) break;
+  }
+  if (interrupted()) {
+    std::fprintf(stderr, "hark-bench: interrupted; its servers were stopped\n");
+    return 130;
+  }
+  if (!options.json_dir.empty()) {
+    if (!gnuplot_installed()) {
+      std::printf("plot: skipped: gnuplot not installed (bench/peers/setup.sh)\n");
+    } else if (!plot(options.json_dir, out_dir.empty() ? options.json_dir : out_dir)) {
+      failed.push_back("plot");
+    }
+  }
+  for (const std::string& name : failed) std::fprintf(stderr, "FAILED: %s\n", name.c_str());
+  return failed.empty() ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace hark::bench
+
+int main(int argc, char** argv) {
+  using namespace hark::bench;
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  Options options;
+  options.harkd_path = default_harkd();
+  std::string out_dir;
+  if (!parse_flags(argc, argv, options, out_dir)) return 2;
   if (!options.json_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(options.json_dir, error);
@@ -132,26 +160,7 @@ int main(int argc, char** argv) {
   }
   raise_open_files();
   install_child_cleanup();
-  if (command == "all") {
-    std::vector<std::string> failed;
-    for (const Scenario& scenario : scenarios) {
-      if (!run_one(scenario, options)) failed.push_back(scenario.name);
-      if (interrupted()) break;
-    }
-    if (interrupted()) {
-      std::fprintf(stderr, "hark-bench: interrupted; its servers were stopped\n");
-      return 130;
-    }
-    if (!options.json_dir.empty()) {
-      if (!gnuplot_installed()) {
-        std::printf("plot: skipped: gnuplot not installed (bench/peers/setup.sh)\n");
-      } else if (!plot(options.json_dir, out_dir.empty() ? options.json_dir : out_dir)) {
-        failed.push_back("plot");
-      }
-    }
-    for (const std::string& name : failed) std::fprintf(stderr, "FAILED: %s\n", name.c_str());
-    return failed.empty() ? 0 : 1;
-  }
+  if (command == "all") return run_all(options, out_dir);
   for (const Scenario& scenario : scenarios) {
     if (command != scenario.name) continue;
     const bool ok = run_one(scenario, options);

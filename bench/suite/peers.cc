@@ -71,22 +71,10 @@ void ratio_note(Report& report, const std::string& what, const Row& hark, const 
   report.note(text);
 }
 
-}  // namespace
-
-bool run_peers(const Options& options, Report& report) {
+// The wake in alternating blocks: echo, hark, redis, nats.
+bool peers_wake(const Options& options, Report& report, const HarkServer& hark,
+                Peer* const (&peers)[2]) {
   bool ok = true;
-  HarkServer hark;
-  if (!hark.start(options, 2048)) return false;
-  Peer redis{.system = "redis",
-             .wake = redis_wake,
-             .fanout = redis_fanout,
-             .throughput = redis_throughput};
-  Peer nats{
-      .system = "nats", .wake = nats_wake, .fanout = nats_fanout, .throughput = nats_throughput};
-  start_peer(options, redis, "redis-server", report, ok);
-  start_peer(options, nats, "nats-server", report, ok);
-  Peer* peers[] = {&redis, &nats};
-
   // wake, in alternating blocks.
   const std::string gap_note = "gap " + std::to_string(options.gap.count()) + " µs";
   const int blocks = options.smoke ? 1 : 5;
@@ -132,6 +120,13 @@ bool run_peers(const Options& options, Report& report) {
     ratio_note(report, "wake", hark_wake_row, row, peers[p]->system);
   }
 
+  return ok;
+}
+
+// Fan-out to K = 1 ... 1000 consumers, hark then each peer.
+bool peers_fanout(const Options& options, Report& report, const HarkServer& hark,
+                  Peer* const (&peers)[2]) {
+  bool ok = true;
   // fanout.
   const std::vector<size_t> sizes =
       options.smoke ? std::vector<size_t>{1, 10} : std::vector<size_t>{1, 10, 100, 1000};
@@ -157,6 +152,13 @@ bool run_peers(const Options& options, Report& report) {
     }
   }
 
+  return ok;
+}
+
+// Throughput of 100 B and 1 KB messages, hark then each peer.
+bool peers_throughput(const Options& options, Report& report, const HarkServer& hark,
+                      Peer* const (&peers)[2]) {
+  bool ok = true;
   // throughput.
   struct Case {
     size_t size;
@@ -199,6 +201,28 @@ bool run_peers(const Options& options, Report& report) {
       }
     }
   }
+  return ok;
+}
+
+}  // namespace
+
+bool run_peers(const Options& options, Report& report) {
+  bool ok = true;
+  HarkServer hark;
+  if (!hark.start(options, 2048)) return false;
+  Peer redis{.system = "redis",
+             .wake = redis_wake,
+             .fanout = redis_fanout,
+             .throughput = redis_throughput};
+  Peer nats{
+      .system = "nats", .wake = nats_wake, .fanout = nats_fanout, .throughput = nats_throughput};
+  start_peer(options, redis, "redis-server", report, ok);
+  start_peer(options, nats, "nats-server", report, ok);
+  Peer* const peers[2] = {&redis, &nats};
+
+  ok = peers_wake(options, report, hark, peers) && ok;
+  ok = peers_fanout(options, report, hark, peers) && ok;
+  ok = peers_throughput(options, report, hark, peers) && ok;
   for (Peer* peer : peers) peer->process.stop();
   return hark.stop() && ok;
 }

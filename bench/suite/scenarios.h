@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,17 @@ struct FanoutResult {
 };
 FanoutResult measure_hark_fanout(const std::string& address, pid_t pid, size_t consumers,
                                  int rounds);
+// The rounds of a fan-out measurement (hark's or a peer's), added up.
+struct FanoutTally {
+  FanoutResult result{.failed = true};  // Until finish().
+  int64_t cpu_ns_total = 0;
+  bool cpu_known = false;  // Whether the server's pid is known and every window was read.
+  int rounds = 0;
+  // A round: the message's send time, each consumer's wake time, the server's CPU (-1: none).
+  void add_round(std::chrono::steady_clock::time_point sent,
+                 std::span<const std::chrono::steady_clock::time_point> woken, int64_t cpu_ns);
+  FanoutResult finish(size_t consumers);
+};
 
 // One producer sending `count` messages of `size` bytes in batches of `batch`, one consumer
 // long-polling them (1000 per poll): the rate as the consumer sees it, and each poll's
@@ -57,5 +70,9 @@ struct ThroughputResult {
 };
 ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, size_t size,
                                          size_t count, size_t batch);
+// Fills the rates (over `elapsed`) and the CPU per message of a run that received `received`
+// of `count` messages of `size` bytes; failed if any is missing.
+void finish_throughput(ThroughputResult& result, size_t received, size_t count, size_t size,
+                       std::chrono::steady_clock::duration elapsed, int64_t cpu_ns, bool failed);
 
 }  // namespace hark::bench

@@ -12,6 +12,50 @@
 
 namespace hark::bench {
 
+namespace {
+
+// Sends `count` messages of `size` bytes in batches, each stamped with its batch's send time.
+void produce(client::Client& producer, const TopicIds& topic, size_t size, size_t count,
+             size_t batch, std::atomic<bool>& failed) {
+  std::vector<protocol::Bytes> payloads(batch, protocol::Bytes(size, std::byte{0x42}));
+  std::vector<protocol::OutgoingMessage> messages(batch);
+  const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(topic.stream),
+                                    .topic_id = protocol::Identifier::numeric(topic.topic),
+                                    .partitioning = protocol::Partitioning::partition(0)};
+  for (size_t sent = 0; sent < count && !failed.load(); sent += batch) {
+    const size_t n = std::min(batch, count - sent);
+    const auto now = SteadyClock::now();
+    for (size_t i = 0; i < n; i++) {
+      write_stamp(payloads[i], now);
+      messages[i] = {.payload = payloads[i]};
+    }
+    if (!producer.send_messages(target, {messages.data(), n}).ok()) {
+      std::fprintf(stderr, "throughput: send failed\n");
+      failed.store(true);
+    }
+  }
+}
+
+}  // namespace
+
+void finish_throughput(ThroughputResult& result, size_t received, size_t count, size_t size,
+                       SteadyClock::duration elapsed, int64_t cpu_ns, bool failed) {
+  if (received < count) {
+    std::fprintf(stderr, "throughput: received %zu of %zu messages\n", received, count);
+    failed = true;
+  }
+  const double seconds = std::chrono::duration<double>(elapsed).count();
+  if (seconds > 0) {
+    result.msgs_per_s = static_cast<double>(received) / seconds;
+    result.mb_per_s = static_cast<double>(received * size) / seconds / 1e6;
+  }
+  if (cpu_ns >= 0 && received > 0) {
+    result.server_cpu_us_per_message =
+        static_cast<double>(cpu_ns) / 1e3 / static_cast<double>(received);
+  }
+  result.failed = failed;
+}
+
 ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, size_t size,
                                          size_t count, size_t batch) {
   ThroughputResult result;
@@ -27,23 +71,7 @@ ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, 
   const CpuWindow cpu(pid);
   const auto start = SteadyClock::now();
   std::thread producer_thread([&] {
-    std::vector<protocol::Bytes> payloads(batch, protocol::Bytes(size, std::byte{0x42}));
-    std::vector<protocol::OutgoingMessage> messages(batch);
-    const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(topic->stream),
-                                      .topic_id = protocol::Identifier::numeric(topic->topic),
-                                      .partitioning = protocol::Partitioning::partition(0)};
-    for (size_t sent = 0; sent < count && !failed.load(); sent += batch) {
-      const size_t n = std::min(batch, count - sent);
-      const auto now = SteadyClock::now();
-      for (size_t i = 0; i < n; i++) {
-        write_stamp(payloads[i], now);
-        messages[i] = {.payload = payloads[i]};
-      }
-      if (!(*producer)->send_messages(target, {messages.data(), n}).ok()) {
-        std::fprintf(stderr, "throughput: send failed\n");
-        failed.store(true);
-      }
-    }
+    produce(**producer, *topic, size, count, batch, failed);
     producer_done.store(true);
   });
   const protocol::PollMessagesRequest request =
@@ -69,21 +97,7 @@ ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, 
     received += messages.count();
   }
   producer_thread.join();
-  const double seconds = std::chrono::duration<double>(last - start).count();
-  if (received < count) {
-    std::fprintf(stderr, "throughput: received %zu of %zu messages\n", received, count);
-    failed.store(true);
-  }
-  if (seconds > 0) {
-    result.msgs_per_s = static_cast<double>(received) / seconds;
-    result.mb_per_s = static_cast<double>(received * size) / seconds / 1e6;
-  }
-  const int64_t cpu_ns = cpu.used_ns();
-  if (cpu_ns >= 0 && received > 0) {
-    result.server_cpu_us_per_message =
-        static_cast<double>(cpu_ns) / 1e3 / static_cast<double>(received);
-  }
-  result.failed = failed.load();
+  finish_throughput(result, received, count, size, last - start, cpu.used_ns(), failed.load());
   return result;
 }
 
