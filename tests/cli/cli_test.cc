@@ -135,6 +135,137 @@ TEST(Cli, ATokenInTheEnvironmentLogsInWithIt) {
   EXPECT_EQ(run.err, "error: InvalidPersonalAccessToken (53): Invalid personal access token\n");
 }
 
+TEST(Cli, UserListAndGetPrintWhatTheServerAnswers) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    next_request<protocol::GetUsersRequest>(connection);
+    connection.send_ok(payload_of(protocol::UsersResponse{
+        .users = {
+            {.id = 0, .created_at = 0, .status = 1, .username = "iggy"},
+            {.id = 7, .created_at = 1'700'000'000'000'000, .status = 2, .username = "alice"}}}));
+    drain(connection);
+  });
+  const CliRun list = run_cli_in_process(with_address(server, {"user", "list"}));
+  EXPECT_EQ(list.status, 0) << list.err;
+  EXPECT_EQ(list.out,
+            "ID  USERNAME  STATUS    CREATED\n"
+            "0   iggy      active    -\n"
+            "7   alice     inactive  2023-11-14T22:13:20Z\n");
+
+  protocol::Permissions permissions;
+  permissions.global.read_streams = true;
+  permissions.global.poll_messages = true;
+  FakeServer details_server([&](FakeConnection& connection) {
+    accept_login(connection);
+    const auto get = next_request<protocol::GetUserRequest>(connection);
+    EXPECT_EQ(get.user_id.name(), "alice");
+    connection.send_ok(payload_of(protocol::UserDetailsResponse{
+        .user = {.id = 7, .status = 1, .username = "alice"}, .permissions = permissions}));
+    drain(connection);
+  });
+  const CliRun get = run_cli_in_process(with_address(details_server, {"user", "get", "alice"}));
+  EXPECT_EQ(get.status, 0) << get.err;
+  EXPECT_NE(get.out.find("alice"), std::string::npos) << get.out;
+  EXPECT_NE(get.out.find("read_streams,poll_messages"), std::string::npos) << get.out;
+}
+
+// harkd serves no users yet: each user and token command reaches it with the request Iggy
+// 0.8.0 expects and prints its refusal by name and code, exit status 1.
+TEST(Cli, UserAndTokenCommandsReportFeatureUnavailableByNameAndCode) {
+  struct Case {
+    std::vector<std::string> args;
+    protocol::Command expected;
+  };
+  const std::vector<Case> cases = {
+      {{"user", "permissions", "alice", "send_messages,poll_messages"},
+       protocol::Command::update_permissions},
+      {{"user", "password", "alice", "old", "new"}, protocol::Command::change_password},
+      {{"user", "update", "alice", "--status", "active"}, protocol::Command::update_user},
+      {{"user", "delete", "alice"}, protocol::Command::delete_user},
+      {{"token", "list"}, protocol::Command::get_personal_access_tokens},
+      {{"token", "delete", "ci"}, protocol::Command::delete_personal_access_token}};
+  for (const Case& c : cases) {
+    FakeServer server([&](FakeConnection& connection) {
+      accept_login(connection);
+      const auto received = connection.read_request();
+      ASSERT_TRUE(received.has_value());
+      EXPECT_EQ(received->code, protocol::command_code(c.expected));
+      connection.send_error(Error::feature_unavailable);
+      drain(connection);
+    });
+    const CliRun run = run_cli_in_process(with_address(server, c.args));
+    EXPECT_EQ(run.status, 1) << testing::PrintToString(c.args);
+    EXPECT_EQ(run.err, "error: FeatureUnavailable (5): Feature is unavailable\n")
+        << testing::PrintToString(c.args);
+    EXPECT_EQ(run.out, "");
+  }
+}
+
+TEST(Cli, UserPermissionsSendsTheGlobalSet) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto update = next_request<protocol::UpdatePermissionsRequest>(connection);
+    EXPECT_EQ(update.user_id.number(), 3u);
+    ASSERT_TRUE(update.permissions.has_value());
+    EXPECT_TRUE(update.permissions->global.send_messages);
+    EXPECT_FALSE(update.permissions->global.manage_servers);
+    EXPECT_TRUE(update.permissions->streams.empty());
+    connection.send_ok({});
+    drain(connection);
+  });
+  const CliRun run =
+      run_cli_in_process(with_address(server, {"user", "permissions", "3", "send_messages"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "set the permissions of user 3 to send_messages\n");
+}
+
+TEST(Cli, TokenListPrintsNamesAndExpiry) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    next_request<protocol::GetPersonalAccessTokensRequest>(connection);
+    connection.send_ok(payload_of(protocol::PersonalAccessTokensResponse{
+        .tokens = {{.name = "ci", .expiry_at = 0},
+                   {.name = "deploy", .expiry_at = 1'700'000'000'000'000}}}));
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(with_address(server, {"token", "list"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "NAME    EXPIRES\n"
+            "ci      never\n"
+            "deploy  2023-11-14T22:13:20Z\n");
+}
+
+TEST(Cli, ATokenFlagLogsInWithItInsteadOfThePassword) {
+  FakeServer server([](FakeConnection& connection) {
+    const auto login = next_request<protocol::LoginWithPersonalAccessTokenRequest>(connection);
+    EXPECT_EQ(login.token, "from-flag");
+    connection.send_error(Error::feature_unavailable);
+    drain(connection);
+  });
+  const CliRun run =
+      run_cli_in_process(with_address(server, {"token", "list", "--token", "from-flag"}));
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "error: FeatureUnavailable (5): Feature is unavailable\n");
+}
+
+TEST(Cli, BadUserAndTokenArgumentsExitTwoBeforeAnyConnection) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"user", "create", "alice"},
+           {"user", "create", "", "secret"},
+           {"user", "create", "alice", "secret", "--status", "asleep"},
+           {"user", "permissions", "alice", "fly"},
+           {"user", "update", "alice"},
+           {"user", "password", "alice", "only-one"},
+           {"token", "create", "ci", "--expiry", "soon"},
+           {"token", "delete"}}) {
+    const CliRun run = run_cli_in_process(args);
+    EXPECT_EQ(run.status, 2) << testing::PrintToString(args);
+    EXPECT_NE(run.err, "");
+    EXPECT_EQ(run.out, "");
+  }
+}
+
 TEST(Cli, AServerErrorShowsNameCodeAndTheMessageAboutWhatWasAsked) {
   FakeServer server([](FakeConnection& connection) {
     accept_login(connection);

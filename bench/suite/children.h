@@ -1,0 +1,18 @@
+#pragma once
+
+#include <sys/types.h>
+
+namespace hark::bench {
+
+// The servers hark-bench started (harkd, redis-server, nats-server), so that SIGINT, SIGTERM
+// or SIGHUP kills them by PID at once. The measurement in progress then fails on its closed
+// connections and unwinds, so the owners' destructors reap the children and remove their
+// temporary directories; hark-bench stops after that scenario (interrupted()). A second signal,
+// or 20 s without unwinding, ends the process outright. Each child also has PR_SET_PDEATHSIG.
+// Up to 16 at once.
+void install_child_cleanup();
+bool interrupted();
+void register_child(pid_t pid);
+void unregister_child(pid_t pid);
+
+}  // namespace hark::bench

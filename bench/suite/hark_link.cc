@@ -1,0 +1,170 @@
+#include "bench/suite/hark_link.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "bench/suite/children.h"
+#include "protocol/codec.h"
+#include "protocol/framing.h"
+#include "protocol/user_requests.h"
+
+namespace hark::bench {
+namespace {
+
+// Up to 64 MiB per reply: the throughput scenario's polls of 1000 × 1 KB fit easily.
+constexpr uint32_t reply_payload_max = 64 * 1024 * 1024;
+
+}  // namespace
+
+HarkServer::~HarkServer() {
+  if (process_.running()) unregister_child(process_.pid());  // Its destructor kills it.
+}
+
+bool HarkServer::start(const Options& options, uint32_t connections_max,
+                       const std::vector<std::string>& extra_args) {
+  if (!options.address.empty()) {
+    address_ = options.address;
+    return true;
+  }
+  test::HarkdProcess::Options spawn;
+  spawn.harkd_path = options.harkd_path;
+  spawn.shards_count = options.shards;
+  spawn.extra_args = {"--connections-max", std::to_string(connections_max), "--durability",
+                      options.durability};
+  spawn.extra_args.insert(spawn.extra_args.end(), extra_args.begin(), extra_args.end());
+  if (!process_.start(spawn)) {
+    std::fprintf(stderr, "harkd (%s) did not start: %s\n%s", options.harkd_path.c_str(),
+                 process_.error_text().c_str(), process_.stderr_tail().c_str());
+    return false;
+  }
+  register_child(process_.pid());
+  address_ = process_.address();
+  return true;
+}
+
+bool HarkServer::stop() {
+  if (!process_.running()) return true;
+  const pid_t pid = process_.pid();
+  const test::ProcessExit exit = process_.stop();
+  unregister_child(pid);
+  if (!exit.clean()) {
+    std::fprintf(stderr, "harkd did not stop cleanly: %s\n%s", test::describe(exit).c_str(),
+                 process_.stderr_tail().c_str());
+    return false;
+  }
+  return true;
+}
+
+Result<std::unique_ptr<client::Client>> connect_hark(const std::string& address) {
+  auto connection = std::make_unique<client::Client>();
+  HARK_TRY(connection->connect(address));
+  const auto login = connection->login("iggy", "iggy");
+  if (!login.ok()) return login.error();
+  return connection;
+}
+
+std::optional<TopicIds> create_topic(const std::string& address, const std::string& name,
+                                     uint32_t partitions) {
+  static std::atomic<int> created{0};
+  auto admin = connect_hark(address);
+  if (!admin.ok()) {
+    std::fprintf(stderr, "cannot log in to %s: %s\n", address.c_str(),
+                 std::string(error_name(admin.error())).c_str());
+    return std::nullopt;
+  }
+  // Unique across runs against one external server too.
+  const std::string stream_name = "bench-" + name + "-" + std::to_string(::getpid()) + "-" +
+                                  std::to_string(created.fetch_add(1));
+  const auto stream = (*admin)->create_stream({.name = stream_name});
+  if (!stream.ok()) {
+    std::fprintf(stderr, "create stream: %s\n", std::string(error_name(stream.error())).c_str());
+    return std::nullopt;
+  }
+  protocol::CreateTopicRequest request;
+  request.stream_id = protocol::Identifier::numeric(stream->id);
+  request.partitions_count = partitions;
+  request.name = name;
+  const auto topic = (*admin)->create_topic(request);
+  if (!topic.ok()) {
+    std::fprintf(stderr, "create topic: %s\n", std::string(error_name(topic.error())).c_str());
+    return std::nullopt;
+  }
+  return TopicIds{.stream = stream->id, .topic = topic->topic.id};
+}
+
+ptrdiff_t HarkReplies::parse(size_t link, std::span<const std::byte> received,
+                             SteadyClock::time_point at) {
+  const protocol::FrameScan scan = protocol::scan_response(received, reply_payload_max);
+  if (scan.state == protocol::FrameState::need_more) return 0;
+  if (scan.state == protocol::FrameState::rejected) return -1;
+  if (!on_reply_(link, scan.code, scan.payload, at)) return -1;
+  return static_cast<ptrdiff_t>(scan.frame_size);
+}
+
+bool open_fleet(Fleet& fleet, const std::string& address, size_t count, size_t& pending) {
+  const protocol::Bytes login =
+      frame_of(protocol::LoginUserRequest{.username = "iggy", .password = "iggy"});
+  pending = count;
+  for (size_t i = 0; i < count; i++) {
+    const int fd = connect_tcp(address);
+    if (fd < 0) return false;
+    const ptrdiff_t link = fleet.add(fd);
+    if (link < 0 || !fleet.send(static_cast<size_t>(link), login)) return false;
+  }
+  return fleet.run([&] { return pending == 0; },
+                   SteadyClock::now() + std::chrono::seconds(30 + count / 100));
+}
+
+size_t send_frame_size() {
+  protocol::Bytes payload(8);
+  const protocol::OutgoingMessage message{.payload = payload};
+  const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(1),
+                                    .topic_id = protocol::Identifier::numeric(1),
+                                    .partitioning = protocol::Partitioning::partition(0)};
+  protocol::Bytes frame;
+  (void)protocol::encode_send_messages(target, {&message, 1}, frame);
+  return frame.size();
+}
+
+protocol::Bytes stamped_send_frame(const TopicIds& topic, uint32_t partition, size_t size) {
+  protocol::Bytes payload(std::max<size_t>(size, 8));
+  write_stamp(payload, SteadyClock::now());
+  const protocol::OutgoingMessage message{.payload = payload};
+  const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(topic.stream),
+                                    .topic_id = protocol::Identifier::numeric(topic.topic),
+                                    .partitioning = protocol::Partitioning::partition(partition)};
+  protocol::Bytes frame;
+  (void)protocol::encode_send_messages(target, {&message, 1}, frame);
+  return frame;
+}
+
+Status send_stamped(client::Client& producer, const TopicIds& topic, uint32_t partition,
+                    size_t size) {
+  protocol::Bytes payload(std::max<size_t>(size, 8));
+  write_stamp(payload, SteadyClock::now());
+  const protocol::OutgoingMessage message{.payload = payload};
+  const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(topic.stream),
+                                    .topic_id = protocol::Identifier::numeric(topic.topic),
+                                    .partitioning = protocol::Partitioning::partition(partition)};
+  return producer.send_messages(target, {&message, 1});
+}
+
+protocol::PollMessagesRequest poll_request(const TopicIds& topic, std::optional<uint32_t> partition,
+                                           protocol::Consumer consumer,
+                                           protocol::PollingStrategy strategy, uint32_t count,
+                                           uint64_t wait_us, bool auto_commit) {
+  protocol::PollMessagesRequest request;
+  request.consumer = consumer;
+  request.stream_id = protocol::Identifier::numeric(topic.stream);
+  request.topic_id = protocol::Identifier::numeric(topic.topic);
+  request.partition_id = partition;
+  request.strategy = strategy;
+  request.count = count;
+  request.auto_commit = auto_commit;
+  request.wait_timeout_us = wait_us;
+  return request;
+}
+
+}  // namespace hark::bench

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace hark::bench {
+
+// What every scenario gets from the command line.
+struct Options {
+  bool smoke = false;      // Tiny counts: seconds per scenario, for the bench-smoke label.
+  std::string harkd_path;  // The harkd to spawn (default: next to hark-bench).
+  std::string address;     // An external harkd instead ("127.0.0.1:8090"); no CPU figures.
+  uint32_t shards = 2;     // The spawned harkd's --shards.
+  std::string json_dir;    // Where SCENARIO.json goes; empty: no JSON.
+  // The producer's idle time before each message in `wake` and `peers` (0: back to back, which
+  // measures less than a park: the consumer may not have parked again yet).
+  std::chrono::microseconds gap{1000};
+  std::string durability = "never";  // The spawned harkd's --durability.
+};
+
+}  // namespace hark::bench

@@ -1,0 +1,230 @@
+// `peers`: hark next to Redis Streams and NATS JetStream in one run, with the loopback TCP echo
+// round trip as the floor. Each peer runs from its Debian package (bench/peers/setup.sh) on its
+// own loopback port with fresh temporary state, started and stopped by this scenario. Measured
+// the same way for all three (bench/peers/peer_measures.h): `wake` (1 ms gap, in alternating
+// blocks so load weighs on all alike), `fanout` (K = 1, 10, 100, 1000) and `throughput` (100 B
+// and 1 KB in batches). The notes give each peer's figures as ratios to hark's.
+#include <cstdio>
+#include <functional>
+
+#include "bench/peers/peer_measures.h"
+#include "bench/peers/peer_process.h"
+#include "bench/suite/echo.h"
+#include "bench/suite/hark_link.h"
+#include "bench/suite/scenarios.h"
+
+namespace hark::bench {
+namespace {
+
+// A peer the run measures: its server and its three measurements.
+struct Peer {
+  std::string system;
+  PeerProcess process;
+  bool running = false;
+  WakeResult (*wake)(const std::string&, pid_t, int, std::chrono::microseconds);
+  FanoutResult (*fanout)(const std::string&, pid_t, size_t, int);
+  ThroughputResult (*throughput)(const std::string&, pid_t, size_t, size_t, size_t);
+};
+
+// Starts redis-server or nats-server if installed. Not installed: a note, and a failure unless
+// in smoke mode (where CI may lack them).
+bool start_peer(const Options& options, Peer& peer, const std::string& program, Report& report,
+                bool& ok) {
+  const std::string path = PeerProcess::find_program(program);
+  if (path.empty()) {
+    report.note("skipped: " + program + " not installed (bench/peers/setup.sh installs it)");
+    std::printf("skipped: %s not installed\n", program.c_str());
+    ok = ok && options.smoke;
+    return false;
+  }
+  const bool started = peer.process.start(program, [&](const std::string& dir, uint16_t port) {
+    const std::string p = std::to_string(port);
+    if (program == "redis-server") {
+      return std::vector<std::string>{
+          path, "--port",           p,    "--bind",       "127.0.0.1", "--save",
+          "",   "--appendonly",     "no", "--dir",        dir,         "--daemonize",
+          "no", "--protected-mode", "no", "--maxclients", "4096"};
+    }
+    return std::vector<std::string>{path, "-js", "-a", "127.0.0.1", "-p", p, "-sd", dir};
+  });
+  if (!started) {
+    report.note(peer.system + ": " + program + " did not start");
+    ok = false;
+  }
+  peer.running = started;
+  return started;
+}
+
+void ratio_note(Report& report, const std::string& what, const Row& hark, const Row& other,
+                const std::string& system) {
+  if (hark.latency.p50 <= 0 || other.latency.count == 0) return;
+  char line[200];
+  std::snprintf(line, sizeof line, "%-28s %-5s / hark: p50 %.2fx, p99 %.2fx", what.c_str(),
+                system.c_str(), other.latency.p50 / hark.latency.p50,
+                hark.latency.p99 > 0 ? other.latency.p99 / hark.latency.p99 : 0.0);
+  std::string text = line;
+  if (hark.server_cpu_us_per_op > 0 && other.server_cpu_us_per_op >= 0) {
+    std::snprintf(line, sizeof line, ", server cpu per op %.2fx",
+                  other.server_cpu_us_per_op / hark.server_cpu_us_per_op);
+    text += line;
+  }
+  report.note(text);
+}
+
+// The wake in alternating blocks: echo, hark, redis, nats.
+bool peers_wake(const Options& options, Report& report, const HarkServer& hark,
+                Peer* const (&peers)[2]) {
+  bool ok = true;
+  // wake, in alternating blocks.
+  const std::string gap_note = "gap " + std::to_string(options.gap.count()) + " µs";
+  const int blocks = options.smoke ? 1 : 5;
+  const int per_block = options.smoke ? 20 : 400;
+  std::vector<double> echo;
+  std::vector<double> hark_wake;
+  std::vector<double> peer_wake[2];
+  double hark_cpu = 0;
+  double peer_cpu[2] = {0, 0};
+  for (int block = 0; block < blocks; block++) {
+    auto take = [&](std::vector<double>& into, double& cpu, WakeResult run) {
+      ok = ok && !run.failed;
+      cpu += run.server_cpu_us_per_message / blocks;
+      auto kept = without_warmup(std::move(run.latency_us));
+      into.insert(into.end(), kept.begin(), kept.end());
+    };
+    auto floor = without_warmup(measure_echo(per_block, send_frame_size(), options.gap));
+    echo.insert(echo.end(), floor.begin(), floor.end());
+    take(hark_wake, hark_cpu,
+         measure_hark_wake(hark.address(), hark.pid(), per_block, options.gap));
+    for (size_t p = 0; p < 2; p++) {
+      if (!peers[p]->running) continue;
+      take(peer_wake[p], peer_cpu[p],
+           peers[p]->wake(peers[p]->process.address(), peers[p]->process.pid(), per_block,
+                          options.gap));
+    }
+  }
+  report.add({.system = "echo",
+              .name = "loopback TCP round trip",
+              .samples_us = std::move(echo),
+              .notes = std::to_string(send_frame_size()) + " bytes: the floor; " + gap_note});
+  const Row hark_wake_row = report.add({.name = "wake",
+                                        .samples_us = std::move(hark_wake),
+                                        .server_cpu_us_per_op = hark_cpu,
+                                        .notes = gap_note + "; cpu per message"});
+  for (size_t p = 0; p < 2; p++) {
+    if (!peers[p]->running) continue;
+    const Row& row = report.add({.system = peers[p]->system,
+                                 .name = "wake",
+                                 .samples_us = std::move(peer_wake[p]),
+                                 .server_cpu_us_per_op = peer_cpu[p],
+                                 .notes = gap_note + "; cpu per message"});
+    ratio_note(report, "wake", hark_wake_row, row, peers[p]->system);
+  }
+
+  return ok;
+}
+
+// Fan-out to K = 1 ... 1000 consumers, hark then each peer.
+bool peers_fanout(const Options& options, Report& report, const HarkServer& hark,
+                  Peer* const (&peers)[2]) {
+  bool ok = true;
+  // fanout.
+  const std::vector<size_t> sizes =
+      options.smoke ? std::vector<size_t>{1, 10} : std::vector<size_t>{1, 10, 100, 1000};
+  for (const size_t k : sizes) {
+    const int rounds = options.smoke ? 3 : k >= 1000 ? 20 : k >= 100 ? 50 : 100;
+    const std::string name = "fanout K=" + std::to_string(k);
+    auto add = [&](const std::string& system, FanoutResult run) {
+      ok = ok && !run.failed;
+      report.add(
+          {.system = system, .name = name + " first woken", .samples_us = std::move(run.first_us)});
+      return report.add({.system = system,
+                         .name = name + " last woken",
+                         .samples_us = std::move(run.last_us),
+                         .server_cpu_us_per_op = run.server_cpu_us_per_woken,
+                         .notes = std::to_string(rounds) + " rounds; cpu per woken consumer"});
+    };
+    const Row hark_row = add("hark", measure_hark_fanout(hark.address(), hark.pid(), k, rounds));
+    for (Peer* peer : peers) {
+      if (!peer->running) continue;
+      const Row& row =
+          add(peer->system, peer->fanout(peer->process.address(), peer->process.pid(), k, rounds));
+      ratio_note(report, name + " last", hark_row, row, peer->system);
+    }
+  }
+
+  return ok;
+}
+
+// Throughput of 100 B and 1 KB messages, hark then each peer.
+bool peers_throughput(const Options& options, Report& report, const HarkServer& hark,
+                      Peer* const (&peers)[2]) {
+  bool ok = true;
+  // throughput.
+  struct Case {
+    size_t size;
+    size_t count;
+    size_t batch;
+  };
+  const Case cases[] = {{100, options.smoke ? 2000u : 200'000u, 1000},
+                        {1000, options.smoke ? 1000u : 100'000u, 100}};
+  for (const Case& c : cases) {
+    const std::string name =
+        "throughput " + std::to_string(c.size) + " B, batch " + std::to_string(c.batch);
+    auto add = [&](const std::string& system, ThroughputResult run) {
+      ok = ok && !run.failed;
+      return report.add(
+          {.system = system,
+           .name = name,
+           .samples_us = std::move(run.latency_us),
+           .msgs_per_s = run.msgs_per_s,
+           .mb_per_s = run.mb_per_s,
+           .server_cpu_us_per_op = run.server_cpu_us_per_message,
+           .notes = std::to_string(c.count) + " messages; latency per read; cpu per message"});
+    };
+    const Row hark_row =
+        add("hark", measure_hark_throughput(hark.address(), hark.pid(), c.size, c.count, c.batch));
+    for (Peer* peer : peers) {
+      if (!peer->running) continue;
+      const Row& row = add(
+          peer->system,
+          peer->throughput(peer->process.address(), peer->process.pid(), c.size, c.count, c.batch));
+      if (hark_row.msgs_per_s > 0) {
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "%-28s %-5s / hark: %.2fx the messages per second, server cpu per "
+                      "message %.2fx",
+                      name.c_str(), peer->system.c_str(), row.msgs_per_s / hark_row.msgs_per_s,
+                      hark_row.server_cpu_us_per_op > 0
+                          ? row.server_cpu_us_per_op / hark_row.server_cpu_us_per_op
+                          : 0.0);
+        report.note(line);
+      }
+    }
+  }
+  return ok;
+}
+
+}  // namespace
+
+bool run_peers(const Options& options, Report& report) {
+  bool ok = true;
+  HarkServer hark;
+  if (!hark.start(options, 2048)) return false;
+  Peer redis{.system = "redis",
+             .wake = redis_wake,
+             .fanout = redis_fanout,
+             .throughput = redis_throughput};
+  Peer nats{
+      .system = "nats", .wake = nats_wake, .fanout = nats_fanout, .throughput = nats_throughput};
+  start_peer(options, redis, "redis-server", report, ok);
+  start_peer(options, nats, "nats-server", report, ok);
+  Peer* const peers[2] = {&redis, &nats};
+
+  ok = peers_wake(options, report, hark, peers) && ok;
+  ok = peers_fanout(options, report, hark, peers) && ok;
+  ok = peers_throughput(options, report, hark, peers) && ok;
+  for (Peer* peer : peers) peer->process.stop();
+  return hark.stop() && ok;
+}
+
+}  // namespace hark::bench

@@ -1,0 +1,66 @@
+#include "bench/suite/process_stats.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace hark::bench {
+namespace {
+
+int64_t cpu_from_stat(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(file, text)) return -1;
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  unsigned long long utime = 0;
+  unsigned long long stime = 0;
+  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+  if (std::sscanf(text.c_str() + close + 1,
+                  " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) {
+    return -1;
+  }
+  return static_cast<int64_t>((utime + stime) * (1'000'000'000ull / ::sysconf(_SC_CLK_TCK)));
+}
+
+}  // namespace
+
+int64_t process_cpu_ns(pid_t pid) {
+  if (pid <= 0) return -1;
+  std::error_code error;
+  int64_t total = 0;
+  bool any = false;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream file(task.path() / "schedstat");
+    long long run_ns = 0;
+    if (file >> run_ns) {
+      total += run_ns;
+      any = true;
+    }
+  }
+  return any ? total : cpu_from_stat(pid);
+}
+
+int64_t process_rss_bytes(pid_t pid) {
+  if (pid <= 0) return -1;
+  std::ifstream file("/proc/" + std::to_string(pid) + "/statm");
+  long long size = 0;
+  long long resident = 0;
+  if (!(file >> size >> resident)) return -1;
+  return resident * ::sysconf(_SC_PAGESIZE);
+}
+
+CpuWindow::CpuWindow(pid_t pid) : pid_(pid), start_ns_(process_cpu_ns(pid)) {}
+
+int64_t CpuWindow::used_ns() const {
+  if (pid_ <= 0 || start_ns_ < 0) return -1;
+  const int64_t now = process_cpu_ns(pid_);
+  return now < 0 ? -1 : now - start_ns_;
+}
+
+}  // namespace hark::bench

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+
+#include <sys/types.h>
+
+namespace hark::bench {
+
+// CPU time (user + system) of every live thread of `pid` in ns, summed from
+// /proc/PID/task/*/schedstat (ns resolution, so one wake-up's cost is visible); where the kernel
+// has no schedstat, from /proc/PID/stat (clock ticks, 10 ms). -1 if the process is gone.
+int64_t process_cpu_ns(pid_t pid);
+// Resident set size of `pid` in bytes (/proc/PID/statm); -1 if unknown.
+int64_t process_rss_bytes(pid_t pid);
+
+// A process's CPU over a window: construct at its start, read at its end.
+class CpuWindow {
+ public:
+  explicit CpuWindow(pid_t pid);
+  // CPU ns the process used since construction (-1 without a pid).
+  int64_t used_ns() const;
+
+ private:
+  pid_t pid_;
+  int64_t start_ns_;
+};
+
+}  // namespace hark::bench

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "bench/suite/options.h"
+#include "bench/suite/report.h"
+
+namespace hark::bench {
+
+// Each scenario fills its report and returns false if a measurement failed (a figure it could
+// not take); a peer that is not installed is skipped with a note, which is no failure.
+// docs/bench.md says what each one measures.
+bool run_wake(const Options& options, Report& report);
+bool run_fanout(const Options& options, Report& report);
+bool run_group(const Options& options, Report& report);
+bool run_idle(const Options& options, Report& report);
+bool run_timeout(const Options& options, Report& report);
+bool run_throughput(const Options& options, Report& report);
+bool run_peers(const Options& options, Report& report);
+
+// The wake between one producer and one parked consumer (one partition, idle `gap` before
+// each message): latencies in µs, and harkd's CPU per message (-1 if unknown). Shared by
+// `wake` and `peers` so both measure hark the same way.
+struct WakeResult {
+  std::vector<double> latency_us;
+  double server_cpu_us_per_message = -1;
+  uint64_t empty_polls = 0;
+  bool failed = false;
+};
+WakeResult measure_hark_wake(const std::string& address, pid_t pid, int count,
+                             std::chrono::microseconds gap);
+
+// K consumers parked on one partition, one send per round: the first and the last woken of
+// each round, harkd's CPU per woken poll.
+struct FanoutResult {
+  std::vector<double> first_us;
+  std::vector<double> last_us;
+  double server_cpu_us_per_woken = -1;
+  bool failed = false;
+};
+FanoutResult measure_hark_fanout(const std::string& address, pid_t pid, size_t consumers,
+                                 int rounds);
+// The rounds of a fan-out measurement (hark's or a peer's), added up.
+struct FanoutTally {
+  FanoutResult result{.failed = true};  // Until finish().
+  int64_t cpu_ns_total = 0;
+  bool cpu_known = false;  // Whether the server's pid is known and every window was read.
+  int rounds = 0;
+  // A round: the message's send time, each consumer's wake time, the server's CPU (-1: none).
+  void add_round(std::chrono::steady_clock::time_point sent,
+                 std::span<const std::chrono::steady_clock::time_point> woken, int64_t cpu_ns);
+  FanoutResult finish(size_t consumers);
+};
+
+// One producer sending `count` messages of `size` bytes in batches of `batch`, one consumer
+// long-polling them (1000 per poll): the rate as the consumer sees it, and each poll's
+// latency (its first message's send time to the poll's return).
+struct ThroughputResult {
+  std::vector<double> latency_us;
+  double msgs_per_s = 0;
+  double mb_per_s = 0;
+  double server_cpu_us_per_message = -1;
+  bool failed = false;
+};
+ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, size_t size,
+                                         size_t count, size_t batch);
+// Fills the rates (over `elapsed`) and the CPU per message of a run that received `received`
+// of `count` messages of `size` bytes; failed if any is missing.
+void finish_throughput(ThroughputResult& result, size_t received, size_t count, size_t size,
+                       std::chrono::steady_clock::duration elapsed, int64_t cpu_ns, bool failed);
+
+}  // namespace hark::bench

@@ -1,0 +1,130 @@
+// `throughput`: one producer sends 100 B or 1 KB messages in batches (each message carries its
+// send time) while one consumer long-polls them, 1000 per poll (next, auto-commit, wait 1 s):
+// messages and payload MB per second as the consumer receives them, each poll's latency (its
+// first message's send time to the poll's return) and harkd's CPU per message.
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "bench/suite/hark_link.h"
+#include "bench/suite/process_stats.h"
+#include "bench/suite/scenarios.h"
+
+namespace hark::bench {
+
+namespace {
+
+// Sends `count` messages of `size` bytes in batches, each stamped with its batch's send time.
+void produce(client::Client& producer, const TopicIds& topic, size_t size, size_t count,
+             size_t batch, std::atomic<bool>& failed) {
+  std::vector<protocol::Bytes> payloads(batch, protocol::Bytes(size, std::byte{0x42}));
+  std::vector<protocol::OutgoingMessage> messages(batch);
+  const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(topic.stream),
+                                    .topic_id = protocol::Identifier::numeric(topic.topic),
+                                    .partitioning = protocol::Partitioning::partition(0)};
+  for (size_t sent = 0; sent < count && !failed.load(); sent += batch) {
+    const size_t n = std::min(batch, count - sent);
+    const auto now = SteadyClock::now();
+    for (size_t i = 0; i < n; i++) {
+      write_stamp(payloads[i], now);
+      messages[i] = {.payload = payloads[i]};
+    }
+    if (!producer.send_messages(target, {messages.data(), n}).ok()) {
+      std::fprintf(stderr, "throughput: send failed\n");
+      failed.store(true);
+    }
+  }
+}
+
+}  // namespace
+
+void finish_throughput(ThroughputResult& result, size_t received, size_t count, size_t size,
+                       SteadyClock::duration elapsed, int64_t cpu_ns, bool failed) {
+  if (received < count) {
+    std::fprintf(stderr, "throughput: received %zu of %zu messages\n", received, count);
+    failed = true;
+  }
+  const double seconds = std::chrono::duration<double>(elapsed).count();
+  if (seconds > 0) {
+    result.msgs_per_s = static_cast<double>(received) / seconds;
+    result.mb_per_s = static_cast<double>(received * size) / seconds / 1e6;
+  }
+  if (cpu_ns >= 0 && received > 0) {
+    result.server_cpu_us_per_message =
+        static_cast<double>(cpu_ns) / 1e3 / static_cast<double>(received);
+  }
+  result.failed = failed;
+}
+
+ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, size_t size,
+                                         size_t count, size_t batch) {
+  ThroughputResult result;
+  const std::optional<TopicIds> topic = create_topic(address, "throughput", 1);
+  auto producer = connect_hark(address);
+  auto consumer = connect_hark(address);
+  if (!topic || !producer.ok() || !consumer.ok()) {
+    result.failed = true;
+    return result;
+  }
+  std::atomic<bool> producer_done{false};
+  std::atomic<bool> failed{false};
+  const CpuWindow cpu(pid);
+  const auto start = SteadyClock::now();
+  std::thread producer_thread([&] {
+    produce(**producer, *topic, size, count, batch, failed);
+    producer_done.store(true);
+  });
+  const protocol::PollMessagesRequest request =
+      poll_request(*topic, 0, {protocol::ConsumerKind::consumer, protocol::Identifier::numeric(1)},
+                   {protocol::PollingKind::next, 0}, 1000, 1'000'000, true);
+  size_t received = 0;
+  auto last = start;
+  // Bounded: each poll returns within 1 s, and an empty one after the producer is done ends it.
+  while (received < count && !failed.load()) {
+    const Result<client::PolledMessages> polled = (*consumer)->poll_messages(request);
+    last = SteadyClock::now();
+    if (!polled.ok()) {
+      std::fprintf(stderr, "throughput: poll failed\n");
+      failed.store(true);
+      break;
+    }
+    const auto& messages = polled->messages();
+    if (messages.count() == 0) {
+      if (producer_done.load()) break;
+      continue;
+    }
+    result.latency_us.push_back(micros_between(read_stamp((*messages.begin()).payload()), last));
+    received += messages.count();
+  }
+  producer_thread.join();
+  finish_throughput(result, received, count, size, last - start, cpu.used_ns(), failed.load());
+  return result;
+}
+
+bool run_throughput(const Options& options, Report& report) {
+  HarkServer server;
+  if (!server.start(options)) return false;
+  bool ok = true;
+  struct Case {
+    size_t size;
+    size_t count;
+    size_t batch;
+  };
+  const Case cases[] = {{100, options.smoke ? 2000u : 1'000'000u, 1000},
+                        {1000, options.smoke ? 1000u : 300'000u, 100}};
+  for (const Case& c : cases) {
+    ThroughputResult run =
+        measure_hark_throughput(server.address(), server.pid(), c.size, c.count, c.batch);
+    ok = ok && !run.failed;
+    report.add({.name = std::to_string(c.size) + " B x " + std::to_string(c.count) + ", batch " +
+                        std::to_string(c.batch),
+                .samples_us = std::move(run.latency_us),
+                .msgs_per_s = run.msgs_per_s,
+                .mb_per_s = run.mb_per_s,
+                .server_cpu_us_per_op = run.server_cpu_us_per_message,
+                .notes = "latency per poll of up to 1000; cpu per message"});
+  }
+  return server.stop() && ok;
+}
+
+}  // namespace hark::bench
