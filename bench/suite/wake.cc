@@ -112,84 +112,111 @@ WakeResult measure_hark_wake(const std::string& address, pid_t pid, int count,
   return run;
 }
 
-bool run_wake(const Options& options, Report& report) {
-  // Two servers side by side: connections migrating to the partition's owner shard (harkd's
-  // default) and staying where accepted, so the zero-hop gain is measured in one run.
-  HarkServer server;
-  HarkServer fixed;
-  if (!server.start(options)) return false;
-  const bool compare = options.address.empty();  // An external harkd is measured as it is.
-  if (compare && !fixed.start(options, 1024, {"--migrate-connections", "false"})) return false;
-  const int count = options.smoke ? 20 : 2000;
-  const int blocks = options.smoke ? 1 : 10;
-  const std::chrono::microseconds gap = options.gap;
-  const std::string gap_note = "gap " + std::to_string(gap.count()) + " µs";
-  const size_t size = send_frame_size();
+namespace {
+
+// What run_wake() collects over its blocks.
+struct WakeSamples {
   std::vector<double> echo;
   std::vector<double> ping;
-  std::vector<double> wake;
-  std::vector<double> wake_fixed;
+  std::vector<double> wake;        // harkd as configured (connections migrate).
+  std::vector<double> wake_fixed;  // A second harkd with --migrate-connections false.
   double cpu_us_total = 0;
   bool cpu_known = true;
   uint64_t empty = 0;
   bool failed = false;
-  for (int block = 0; block < blocks && !failed; block++) {
-    append(echo, measure_echo(count / blocks, size, gap));
-    append(ping, measure_ping(server.address(), count / blocks, gap, failed));
-    WakeResult run = measure_hark_wake(server.address(), server.pid(), count / blocks, gap);
-    cpu_known = cpu_known && run.server_cpu_us_per_message >= 0;
-    cpu_us_total += run.server_cpu_us_per_message * static_cast<double>(run.latency_us.size());
-    append(wake, std::move(run.latency_us));
-    empty += run.empty_polls;
-    failed = failed || run.failed;
-    if (compare && !failed) {
-      WakeResult other = measure_hark_wake(fixed.address(), fixed.pid(), count / blocks, gap);
-      append(wake_fixed, std::move(other.latency_us));
-      empty += other.empty_polls;
-      failed = other.failed;
+};
+
+// Echo, ping and the wakes alternate in blocks, so a neighbour's load weighs on all alike.
+WakeSamples measure_wake_blocks(const Options& options, const HarkServer& server,
+                                const HarkServer* fixed) {
+  WakeSamples samples;
+  const int count = options.smoke ? 20 : 2000;
+  const int blocks = options.smoke ? 1 : 10;
+  const size_t size = send_frame_size();
+  for (int block = 0; block < blocks && !samples.failed; block++) {
+    append(samples.echo, measure_echo(count / blocks, size, options.gap));
+    append(samples.ping,
+           measure_ping(server.address(), count / blocks, options.gap, samples.failed));
+    WakeResult run = measure_hark_wake(server.address(), server.pid(), count / blocks, options.gap);
+    samples.cpu_known = samples.cpu_known && run.server_cpu_us_per_message >= 0;
+    samples.cpu_us_total +=
+        run.server_cpu_us_per_message * static_cast<double>(run.latency_us.size());
+    append(samples.wake, std::move(run.latency_us));
+    samples.empty += run.empty_polls;
+    samples.failed = samples.failed || run.failed;
+    if (fixed != nullptr && !samples.failed) {
+      WakeResult other =
+          measure_hark_wake(fixed->address(), fixed->pid(), count / blocks, options.gap);
+      append(samples.wake_fixed, std::move(other.latency_us));
+      samples.empty += other.empty_polls;
+      samples.failed = other.failed;
     }
   }
-  const size_t wakes = wake.size();
+  return samples;
+}
+
+void report_wake(const Options& options, WakeSamples samples, bool compared, Report& report) {
+  const std::string gap_note = "gap " + std::to_string(options.gap.count()) + " µs";
   const std::string server_note = ", harkd " + std::to_string(options.shards) + " shards, " +
                                   options.durability + ", wait 1 s, next + auto-commit";
+  const size_t wakes = samples.wake.size();
   report.add({.system = "echo",
               .name = "loopback TCP round trip",
-              .samples_us = std::move(echo),
-              .notes = std::to_string(size) + "-byte messages, " + gap_note});
-  report.add(
-      {.name = "ping (request round trip)", .samples_us = std::move(ping), .notes = gap_note});
+              .samples_us = std::move(samples.echo),
+              .notes = std::to_string(send_frame_size()) + "-byte messages, " + gap_note});
+  report.add({.name = "ping (request round trip)",
+              .samples_us = std::move(samples.ping),
+              .notes = gap_note});
   const double wake_p50 =
       report
           .add({.name = "wake (send -> parked poll returns)",
-                .samples_us = std::move(wake),
-                .server_cpu_us_per_op =
-                    cpu_known && wakes > 0 ? cpu_us_total / static_cast<double>(wakes) : -1,
-                .notes =
-                    gap_note + server_note + ", connections migrate to the partition's owner; " +
-                    std::to_string(empty) + " empty polls; cpu per message (send + wake + poll)"})
+                .samples_us = std::move(samples.wake),
+                .server_cpu_us_per_op = samples.cpu_known && wakes > 0
+                                            ? samples.cpu_us_total / static_cast<double>(wakes)
+                                            : -1,
+                .notes = gap_note + server_note +
+                         ", connections migrate to the partition's owner; " +
+                         std::to_string(samples.empty) +
+                         " empty polls; cpu per message (send + wake + poll)"})
           .latency.p50;
   double fixed_p50 = 0;
-  if (compare) {
+  if (compared) {
     fixed_p50 = report
                     .add({.name = "wake, migration off",
-                          .samples_us = std::move(wake_fixed),
+                          .samples_us = std::move(samples.wake_fixed),
                           .notes = gap_note + server_note + ", connections stay where accepted"})
                     .latency.p50;
   }
   const Row* floor = report.find("echo", "");
-  if (floor != nullptr && floor->latency.p50 > 0) {
-    char line[200];
-    std::snprintf(line, sizeof line, "wake p50 / echo p50 = %.2f (contract target <= 1.5)%s",
-                  wake_p50 / floor->latency.p50,
-                  options.smoke ? "  [smoke: too few samples to mean anything]" : "");
+  if (floor == nullptr || floor->latency.p50 <= 0) return;
+  char line[200];
+  std::snprintf(line, sizeof line, "wake p50 / echo p50 = %.2f (contract target <= 1.5)%s",
+                wake_p50 / floor->latency.p50,
+                options.smoke ? "  [smoke: too few samples to mean anything]" : "");
+  report.note(line);
+  if (compared) {
+    std::snprintf(line, sizeof line, "migration off: wake p50 / echo p50 = %.2f",
+                  fixed_p50 / floor->latency.p50);
     report.note(line);
-    if (compare) {
-      std::snprintf(line, sizeof line, "migration off: wake p50 / echo p50 = %.2f",
-                    fixed_p50 / floor->latency.p50);
-      report.note(line);
-    }
   }
+}
+
+}  // namespace
+
+bool run_wake(const Options& options, Report& report) {
+  // Two servers side by side: connections migrating to the partition's owner shard (harkd's
+  // default) and staying where accepted, so the zero-hop gain is measured in one run. An
+  // external harkd (--address) is measured as it is.
+  HarkServer server;
+  HarkServer fixed;
+  if (!server.start(options)) return false;
+  const bool compare = options.address.empty();
+  if (compare && !fixed.start(options, 1024, {"--migrate-connections", "false"})) return false;
+  WakeSamples samples = measure_wake_blocks(options, server, compare ? &fixed : nullptr);
+  const bool failed = samples.failed;
+  report_wake(options, std::move(samples), compare, report);
   const bool stopped = fixed.stop();
   return server.stop() && stopped && !failed;
 }
+
 }  // namespace hark::bench
