@@ -198,8 +198,8 @@ IdleRun measure_idle(const Options& options, size_t n, std::chrono::microseconds
                              : "busy poll " + std::to_string(interval.count() / 1000) + " ms") +
       ", N=" + std::to_string(n);
   HarkServer server;
-  // SO_REUSEPORT spreads connections over the shards unevenly, and harkd caps each shard at its
-  // share of --connections-max: a quarter more leaves room (and stays under 20 000 files).
+  // N consumers, the producer, and room for the previous row's connections that are still
+  // closing (--connections-max counts every shard's; N + N/4 stays under 20 000 files).
   if (!server.start(options, static_cast<uint32_t>(n + n / 4 + 64))) return run;
   const std::optional<TopicIds> topic = create_topic(server.address(), "idle", 1);
   auto producer = connect_hark(server.address());
