@@ -15,17 +15,6 @@
 namespace hark::bench {
 namespace {
 
-size_t line_end(std::span<const std::byte> bytes, std::string_view& line) {
-  const auto* begin = reinterpret_cast<const char*>(bytes.data());
-  for (size_t i = 0; i + 1 < bytes.size(); i++) {
-    if (begin[i] == '\r' && begin[i + 1] == '\n') {
-      line = std::string_view(begin, i);
-      return i + 2;
-    }
-  }
-  return 0;
-}
-
 std::vector<std::string> words(std::string_view line) {
   std::vector<std::string> out;
   std::istringstream stream{std::string(line)};

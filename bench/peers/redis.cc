@@ -13,18 +13,6 @@
 namespace hark::bench {
 namespace {
 
-// The line at the front of `bytes` (without \r\n) and the size with it; 0 if incomplete.
-size_t line_end(std::span<const std::byte> bytes, std::string_view& line) {
-  const auto* begin = reinterpret_cast<const char*>(bytes.data());
-  for (size_t i = 0; i + 1 < bytes.size(); i++) {
-    if (begin[i] == '\r' && begin[i + 1] == '\n') {
-      line = std::string_view(begin, i);
-      return i + 2;
-    }
-  }
-  return 0;
-}
-
 ptrdiff_t parse_at(std::span<const std::byte> bytes, Resp& out, int depth) {
   if (depth > 8) return -1;
   std::string_view line;

@@ -92,4 +92,15 @@ SteadyClock::time_point read_stamp(std::span<const std::byte> from) {
   return SteadyClock::time_point(SteadyClock::duration(nanos));
 }
 
+size_t line_end(std::span<const std::byte> bytes, std::string_view& line) {
+  const auto* begin = reinterpret_cast<const char*>(bytes.data());
+  for (size_t i = 0; i + 1 < bytes.size(); i++) {
+    if (begin[i] == '\r' && begin[i + 1] == '\n') {
+      line = std::string_view(begin, i);
+      return i + 2;
+    }
+  }
+  return 0;
+}
+
 }  // namespace hark::bench

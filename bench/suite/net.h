@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace hark::bench {
 
@@ -27,6 +28,9 @@ bool write_all(int fd, std::span<const std::byte> bytes);
 bool read_all(int fd, std::span<std::byte> bytes);
 void set_nodelay(int fd);
 void set_nonblocking(int fd);
+// The text protocols' (RESP, NATS) line at the front of `bytes`, without its \r\n, and the
+// size with it; 0 if the line is not complete yet.
+size_t line_end(std::span<const std::byte> bytes, std::string_view& line);
 
 // The steady-clock time as 8 payload bytes, and back: how a producer tells a consumer when it
 // sent (producer and consumer share this process, so the clock is the same).
