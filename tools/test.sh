@@ -27,6 +27,9 @@ run_stage() {
   if ! cmake --build --preset "$preset" -j "$jobs" --target $targets; then
     failed+=("$preset (build)"); return
   fi
+  if ! missing_binaries "$preset" "$labels"; then
+    failed+=("$preset (missing test binaries)"); return
+  fi
   echo "=== stage ${preset}: ctest -L '${labels}'"
   local log
   log=$(mktemp)
@@ -37,6 +40,7 @@ run_stage() {
   line=$(grep -E 'tests passed|No tests were found' "$log" | tail -n 1)
   rm -f "$log"
   [[ $status -eq 0 ]] || failed+=("$preset (tests)")
+  if ! count_holds "$preset" "$line"; then failed+=("$preset (test count dropped)"); fi
   local minutes
   minutes=$(awk -v s=$((SECONDS - start)) 'BEGIN { printf "%.1f", s / 60 }')
   summary+=("stage ${preset}: ${minutes} min; ${line:-no summary}")
@@ -44,16 +48,49 @@ run_stage() {
 }
 
 # The tests_<label> targets that exist in a configured preset (a label may have no tests yet).
+# The target list is read whole before it is searched: `grep -q` on a pipe under pipefail
+# fails the pipe when it stops reading early, which once read as "no such target".
 label_targets() {
-  local preset=$1 found=""
+  local preset=$1 found="" targets
   shift
   cmake --preset "$preset" >/dev/null 2>&1
+  targets=$(ninja -C "build/$preset" -t targets all 2>/dev/null)
   for label in "$@"; do
-    if ninja -C "build/$preset" -t targets all 2>/dev/null | grep -q "^tests_${label}:"; then
+    if grep -q "^tests_${label}:" <<<"$targets"; then
       found+="tests_${label} "
     fi
   done
   echo "${found:-all}"
+}
+
+# Fails (and names them) if a test binary of the stage's labels was not built: ctest would
+# otherwise run it as zero tests. The lists come from hark_write_test_binaries (hark.cmake).
+missing_binaries() {
+  local preset=$1 labels=$2 list binary missing=0
+  for list in "build/$preset"/test-binaries/*.txt; do
+    [[ -f $list ]] || continue
+    [[ $(basename "$list" .txt) =~ $labels ]] || continue
+    while read -r binary; do
+      [[ -z $binary || -x $binary ]] && continue
+      echo "stage ${preset}: test binary not built: ${binary}"
+      missing=1
+    done <"$list"
+  done
+  [[ $missing -eq 0 ]]
+}
+
+# Fails if the stage ran fewer tests than tools/test-counts.txt expects of it (a floor: raise it
+# when tests are added, so a stage cannot shrink silently).
+count_holds() {
+  local preset=$1 line=$2 ran expected
+  expected=$(awk -v p="$preset" '$1 == p { print $2 }' tools/test-counts.txt)
+  [[ -n $expected ]] || return 0
+  ran=$(grep -oE 'out of [0-9]+' <<<"$line" | grep -oE '[0-9]+')
+  if [[ -z $ran || $ran -lt $expected ]]; then
+    echo "stage ${preset}: ran ${ran:-no} tests, expected at least ${expected} (tools/test-counts.txt)"
+    return 1
+  fi
+  echo "stage ${preset}: ran ${ran} tests (at least ${expected} expected)"
 }
 
 stages=${1:-all}

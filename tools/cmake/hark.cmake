@@ -76,11 +76,27 @@ set(HARK_TEST_ENV
 
 # Every test binary is also a dependency of `tests_<label>`, so a sanitizer stage builds only
 # what its labels run (tools/test.sh).
+# The binaries of each label are also listed in build/<preset>/test-binaries/<label>.txt
+# (hark_write_test_binaries), so tools/test.sh fails a stage whose binary is missing instead of
+# running it as zero tests (gtest discovery turns a missing binary into an unlabelled
+# <target>_NOT_BUILT test, which a label filter drops).
 function(hark_label_target label target)
   if(NOT TARGET tests_${label})
     add_custom_target(tests_${label})
+    set_property(GLOBAL APPEND PROPERTY HARK_TEST_LABELS ${label})
   endif()
   add_dependencies(tests_${label} ${target})
+  set_property(GLOBAL APPEND PROPERTY HARK_TEST_BINARIES_${label} "$<TARGET_FILE:${target}>")
+endfunction()
+
+# Called once at the end of the root CMakeLists.txt, when every test is declared.
+function(hark_write_test_binaries)
+  get_property(labels GLOBAL PROPERTY HARK_TEST_LABELS)
+  foreach(label IN LISTS labels)
+    get_property(binaries GLOBAL PROPERTY HARK_TEST_BINARIES_${label})
+    list(JOIN binaries "\n" content)
+    file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/test-binaries/${label}.txt CONTENT "${content}\n")
+  endforeach()
 endfunction()
 
 # hark_test(NAME io LABEL unit SRCS ... DEPS ... [DEFINES ...] [TIMEOUT s])
@@ -120,6 +136,7 @@ function(hark_mutant_test)
   target_compile_options(${target} PRIVATE ${HARK_WARNINGS})
   target_compile_definitions(${target} PRIVATE ${ARG_DEFINES})
   hark_link_allocator(${target})
+  hark_label_target(${ARG_LABEL} ${target})
   add_test(NAME mutant.${ARG_NAME} COMMAND ${target} --gtest_filter=${ARG_FILTER})
   set_tests_properties(mutant.${ARG_NAME} PROPERTIES WILL_FAIL TRUE LABELS ${ARG_LABEL}
                        TIMEOUT 300 ENVIRONMENT "${HARK_TEST_ENV};${ARG_ENV}")
