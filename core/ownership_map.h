@@ -8,7 +8,7 @@
 namespace hark::core {
 
 // Where a partition lives. Single-node hark only has local owners; the other kinds are the
-// seam for running several nodes later (ARCHITECTURE §7): a request for a remote partition
+// seam for running several nodes later (docs/architecture.md §7): a request for a remote partition
 // will be forwarded, one for an unavailable partition answered with an error.
 struct Owner {
   enum class Kind : uint8_t { local_shard, remote_node, unavailable };

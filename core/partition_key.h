@@ -8,7 +8,7 @@
 namespace hark::core {
 
 // Names one partition everywhere in hark: stream, topic and partition ids. The only key by
-// which partitions are found, owned and reported (ARCHITECTURE §7: no positional indices).
+// which partitions are found, owned and reported (docs/architecture.md §7: no positional indices).
 struct PartitionKey {
   StreamId stream;
   TopicId topic;

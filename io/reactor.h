@@ -25,7 +25,7 @@ class Task : public InboxNode {
 };
 
 // Called once at the end of every loop iteration, after completions, tasks and timers: the
-// coalescing point where the wait path drains dirty partitions (ARCHITECTURE §4 step 3).
+// coalescing point where the wait path drains dirty partitions (docs/architecture.md §4).
 class IterationHook {
  public:
   virtual void on_iteration_end() = 0;

@@ -5,7 +5,7 @@ namespace hark::server {
 bool LoginThrottle::allowed(std::string_view address, Instant now) {
   if (failures_max_ == 0) return true;
   std::lock_guard lock(mutex_);
-  // absl's string_view is not std's here (STYLE.md): look up by std::string.
+  // absl's string_view is not std's here (docs/style.md §4): look up by std::string.
   const auto found = entries_.find(std::string(address));
   return found == entries_.end() || found->second.locked_until <= now;
 }

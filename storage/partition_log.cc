@@ -35,7 +35,7 @@ uint64_t PartitionLog::messages_count() const {
 
 UnixMicros PartitionLog::next_timestamp() {
   // One timestamp per batch, clamped so it never decreases within the partition even if the
-  // wall clock steps back (SEMANTICS.md).
+  // wall clock steps back (docs/long-polling.md).
   last_timestamp_ = std::max(last_timestamp_, clock_.realtime_now());
   return last_timestamp_;
 }

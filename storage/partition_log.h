@@ -96,7 +96,7 @@ class PartitionLog final : private internal::LogWriter::Observer {
   uint64_t size_bytes() const;
   uint32_t segments_count() const { return static_cast<uint32_t>(segments_.size()); }
   uint64_t messages_count() const;
-  // Bumped by purge() (SEMANTICS.md: a parked poll registered in an older epoch is answered).
+  // Bumped by purge() (docs/long-polling.md: a parked poll registered in an older epoch is answered).
   uint64_t epoch() const { return epoch_; }
   // Bytes of chunks held in memory, and bytes not yet written (for metrics and tests).
   uint64_t memory_bytes() const { return accounts_.memory_bytes; }

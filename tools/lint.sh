@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Mechanical style checks (../shared/STYLE.md §11), run by ctest with label `lint`.
-# Usage: tools/lint.sh format|layering|banned|headers|tidy [build-dir]
+# Mechanical style checks (docs/style.md), run by ctest with label `lint`.
+# Usage: tools/lint.sh format|layering|banned|cites|headers|tidy [build-dir]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +18,7 @@ module_of() {
   esac
 }
 
-# Which modules each module may include (ARCHITECTURE §2): arrows point down only.
+# Which modules each module may include (docs/style.md §1): arrows point down only.
 allowed_for() {
   case $1 in
     base) echo "base" ;;
@@ -75,6 +75,24 @@ check_banned() {
   fi
 }
 
+# The repository stands alone: a comment cites only documents that are in it.
+check_cites() {
+  local status=0 cited bad
+  bad=$(git ls-files -- '*.h' '*.cc' '*.sh' '*.cmake' '*CMakeLists.txt' .clang-tidy |
+        xargs -r grep -nE '(SEMANTICS|ARCHITECTURE|STYLE)\.md|(SEMANTICS|ARCHITECTURE|STYLE) §|\.\./shared/')
+  if [[ -n $bad ]]; then
+    echo "cites a document outside this repository:"; echo "$bad"; status=1
+  fi
+  while read -r cited; do
+    [[ -e ${cited#*:} ]] && continue
+    echo "cites a file that does not exist: $cited"; status=1
+  done < <(git ls-files -- '*.h' '*.cc' '*.sh' '*.cmake' '*CMakeLists.txt' '*.md' .clang-tidy |
+           grep -v '^docs/examples/' |
+           xargs -r grep -oE '(^|[^[:alnum:]_./-])docs/[[:alnum:]_./-]+\.md' |
+           sed -E 's/:[^d]*docs\//:docs\//' | sort -u)
+  return $status
+}
+
 check_headers() {
   local flags failures
   flags="-std=c++20 -fsyntax-only -Wall -Wextra -Werror -I. $(pkg-config --cflags liburing libxxhash)"
@@ -104,6 +122,7 @@ case ${1:-} in
   layering) check_layering ;;
   banned) check_banned ;;
   headers) check_headers ;;
+  cites) check_cites ;;
   tidy) check_tidy "${2:?build dir}" ;;
-  *) echo "usage: $0 format|layering|banned|headers|tidy [build-dir]" >&2; exit 2 ;;
+  *) echo "usage: $0 format|layering|banned|cites|headers|tidy [build-dir]" >&2; exit 2 ;;
 esac

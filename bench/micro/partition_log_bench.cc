@@ -80,7 +80,7 @@ struct CountingRead final : ReadCompletion {
   size_t bytes = 0;
 };
 
-// NOLINTNEXTLINE(readability-identifier-naming): Google Benchmark's BM_ names (STYLE §9).
+// NOLINTNEXTLINE(readability-identifier-naming): Google Benchmark's BM_ names (docs/style.md §9).
 void BM_partition_log_append(benchmark::State& state) {
   Bench bench;
   uint32_t count = 0;
@@ -126,14 +126,14 @@ void read_loop(benchmark::State& state, Bench& bench) {
   state.SetItemsProcessed(static_cast<int64_t>(messages));
 }
 
-// NOLINTNEXTLINE(readability-identifier-naming): Google Benchmark's BM_ names (STYLE §9).
+// NOLINTNEXTLINE(readability-identifier-naming): Google Benchmark's BM_ names (docs/style.md §9).
 void BM_partition_log_read_memory(benchmark::State& state) {
   Bench bench;
   fill(bench, static_cast<size_t>(state.range(0)), 32ull << 20);  // Fits memory_bytes_max.
   read_loop(state, bench);
 }
 
-// NOLINTNEXTLINE(readability-identifier-naming): Google Benchmark's BM_ names (STYLE §9).
+// NOLINTNEXTLINE(readability-identifier-naming): Google Benchmark's BM_ names (docs/style.md §9).
 void BM_partition_log_read_disk(benchmark::State& state) {
   Bench bench;
   fill(bench, static_cast<size_t>(state.range(0)), 32ull << 20);

@@ -15,7 +15,7 @@ class Ref;
 // at. The count lives in the object (one allocation, no control block, no weak references),
 // and it is the only thing that changes after construction, so `T` must be immutable or
 // synchronize itself. Copying a Ref is an atomic increment: hold one per operation, not per
-// message. (STYLE.md bans std::shared_ptr; this is the one way hark shares ownership.)
+// message. (docs/style.md §5 bans std::shared_ptr; this is the one way hark shares ownership.)
 class RefCounted {
  public:
   void acquire() const { refs_.fetch_add(1, std::memory_order_relaxed); }

@@ -42,7 +42,7 @@ struct BrokerOptions {
   // Partitions live in <data_directory>/streams/<s>/topics/<t>/partitions/<p>.
   std::string data_directory = "data";
   uint32_t shards_count = 1;
-  // A poll's wait is clamped to this (SEMANTICS.md: a clamp, not an error).
+  // A poll's wait is clamped to this (docs/long-polling.md §Limits: a clamp, not an error).
   Duration max_wait = std::chrono::seconds(30);
   // Parked polls: per shard (and registrations per shard) ...
   WaitShardOptions waits;

@@ -59,7 +59,7 @@ struct PollResult {
 struct GroupPollTag;
 
 // Reads messages from one partition and, with `wait` > 0, parks until some are committed or
-// the wait ends (SEMANTICS.md; docs/long-polling.md). A poll that ends without messages
+// the wait ends (docs/long-polling.md). A poll that ends without messages
 // (timeout, purge, shutdown) succeeds with an empty result. One read returns contiguous bytes:
 // fewer than `count` messages may come back at a segment or memory-chunk boundary; poll again
 // from the last offset + 1 for the rest. The broker stores no offset for a poll: store it with

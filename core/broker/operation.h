@@ -107,7 +107,7 @@ struct ConsumerRef {
   }
 };
 
-// Where a poll starts (SEMANTICS.md §When a poll parks): the same values as Iggy's wire.
+// Where a poll starts (docs/long-polling.md §When a poll parks): the same values as Iggy's wire.
 enum class PollFrom : uint8_t { offset = 1, timestamp = 2, first = 3, last = 4, next = 5 };
 
 // Which partition of a topic an append goes to.

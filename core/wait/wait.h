@@ -44,7 +44,7 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   // the home evaluates the poll again instead).
   uint32_t read_count() const { return read_count_; }
   // The messages the owner read when this registration won, if it could (data in memory):
-  // the woken poll is answered without another hop (SEMANTICS.md §Where the data comes from).
+  // the woken poll is answered without another hop (docs/long-polling.md §Where the data of a woken poll comes from).
   void attach(storage::ReadView view) { view_ = std::move(view); }
   storage::ReadView take_view() { return std::move(view_); }
 
@@ -80,7 +80,7 @@ class WaitClient {
 
 // One parked poll: its deadline (a timer on the home shard's wheel), its registrations, and
 // the single atomic state that decides who completes it. Pooled per home shard; returned to
-// the pool by its home only, once every registration is back (ARCHITECTURE §4).
+// the pool by its home only, once every registration is back (docs/architecture.md §4).
 //
 // Concurrent: `state_` (any shard, CAS only, seq_cst) and `abort_reason_` (written by the CAS
 // winner before the hand-back that publishes it). Everything else belongs to the home shard.

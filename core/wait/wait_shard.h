@@ -63,7 +63,7 @@ struct ParkResult {
   WaitState state = WaitState::waiting;
 };
 
-// The wait machinery of one shard (ARCHITECTURE §4), in both roles:
+// The wait machinery of one shard (docs/architecture.md §4), in both roles:
 // - as home, it parks polls (register, then re-check), times them out on its wheel, cancels
 //   them on disconnect, receives hand-backs and returns Waits and Registrations to its pools;
 // - as owner, it publishes commits of the partitions it owns and, once per loop iteration

@@ -13,7 +13,7 @@ namespace hark::core {
 //
 // Concurrent: `head_` only. seq_cst on the push and the drain, because they pair with the
 // partition's next_offset (CommitPoint): a home's push-then-re-check and an owner's
-// publish-then-drain must not both miss each other (ARCHITECTURE §4; the Relacy model in
+// publish-then-drain must not both miss each other (docs/architecture.md §4; the Relacy model in
 // tests/core shows release/acquire losing a wake-up). A registration's `next_` is a plain
 // field written before the push's CAS and read after the drain's exchange.
 class WaiterList {

@@ -1,5 +1,5 @@
 // Covers the wait machinery on one shard, stepped by hand with a manual clock (no sleeping):
-// every rule of SEMANTICS.md that lives in core/wait — wake on commit, timeout at the
+// every rule of docs/long-polling.md that lives in core/wait — wake on commit, timeout at the
 // deadline, register-then-recheck, purge and delete aborts, cancel without an answer,
 // multi-partition first-commit-wins, min_messages, pool limits, zombie sweeps, and every Wait
 // back in its pool exactly once (the WaitShard destructor asserts it).
