@@ -15,9 +15,10 @@ HARKD_ARGS ?=
 deps:
 	@tools/install-deps.sh
 
+# The product binaries only (harkd, hark, hark-bench); `make test` builds the tests.
 build: deps
 	@cmake --preset release >/dev/null
-	@cmake --build --preset release
+	@cmake --build --preset release --target bin
 
 run: build
 	@mkdir -p data

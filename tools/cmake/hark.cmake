@@ -57,6 +57,11 @@ function(hark_binary)
   target_compile_options(${ARG_NAME} PRIVATE ${HARK_WARNINGS})
   set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${HARK_BIN_DIR})
   hark_link_allocator(${ARG_NAME})
+  # `bin` builds the product binaries alone (make build, make run), not the tests.
+  if(NOT TARGET bin)
+    add_custom_target(bin)
+  endif()
+  add_dependencies(bin ${ARG_NAME})
 endfunction()
 
 # Precompiled test headers, built once and reused by every test binary.
