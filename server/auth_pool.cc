@@ -1,13 +1,21 @@
 #include "server/auth_pool.h"
 
+#include <string>
+
 #include "core/base/assert.h"
+#include "core/base/log.h"
 
 namespace hark::server {
 
 AuthPool::AuthPool(uint32_t threads_count) {
   HARK_ASSERT(threads_count > 0);
   threads_.reserve(threads_count);
-  for (uint32_t i = 0; i < threads_count; i++) threads_.emplace_back([this] { run_thread(); });
+  for (uint32_t i = 0; i < threads_count; i++) {
+    threads_.emplace_back([this, i] {
+      log::set_thread_name("auth-" + std::to_string(i));
+      run_thread();
+    });
+  }
 }
 
 AuthPool::~AuthPool() { stop(); }

@@ -1,9 +1,11 @@
-// harkd: hark's thin server. Loads its configuration (config.h), checks the open-file limit,
+// harkd: hark's thin server. Loads its configuration (config.h), takes its data directory and
+// port (instance_lock.h), shares the open-file limit between connections and partitions,
 // opens one SO_REUSEPORT listener per shard (all on one port), starts the broker with the
 // server's ShardHooks, prints the ready line and waits for signals: SIGUSR1 (and, if
 // log.stats_interval is set, every interval) logs one line of wait-path counters; SIGTERM or
 // SIGINT stops the broker (parked polls are answered empty first) and exits 0. Exit codes: 0
-// after a stop signal, --help or --print-config; 1 when it cannot start; 2 for a bad
+// after a stop signal, --help or --print-config; 1 when it cannot start (another harkd holds
+// the data directory or the port, the partitions on disk leave no connection); 2 for a bad
 // configuration (flags, environment, file, or a limit the process cannot honour), or the
 // default root password on a non-loopback address without --allow-default-root-password.
 #include <errno.h>
@@ -29,45 +31,112 @@
 #include "core/broker/broker.h"
 #include "io/socket.h"
 #include "server/config.h"
+#include "server/instance_lock.h"
 #include "server/options.h"
 #include "server/server.h"
 #include "server/user_store.h"
+#include "storage/disk.h"
 
 namespace hark::server {
 namespace {
 
-// Files harkd keeps open besides its connections: per shard its ring, eventfd and listener,
-// plus the metadata log, segment and index files of open partitions, logs. A rough reserve.
+// Files harkd keeps open besides its connections and partitions: per shard its ring, eventfd
+// and listener, plus the metadata and users logs, the lock, logs. A rough reserve.
 uint64_t files_reserve(const ServerOptions& options) { return 256 + 16ull * options.shards_count; }
 
-// Every connection is a file descriptor: checks that limits.connections_max fits in
-// RLIMIT_NOFILE (raising the soft limit to the hard one if that helps). False (and a message on
-// stderr) if it cannot.
-bool check_open_files(const ServerOptions& options) {
+// How the open-file limit is shared: files_reserve(), then one file per connection, then
+// core::files_per_partition per partition.
+struct FileBudget {
+  uint64_t limit = 0;             // RLIMIT_NOFILE, after raising the soft limit to the hard.
+  uint32_t connections_max = 0;   // limits.connections_max, or less if the partitions need it.
+  uint32_t partitions_max = 0;    // Creates past this are refused (2015).
+  uint64_t partitions_found = 0;  // In the data directory at start.
+};
+
+// Partition directories under <data>/streams/*/topics/*/partitions/ (those the catalog does not
+// list are removed at start, so this may count a few too many: it errs on the safe side).
+uint64_t count_partitions(const std::string& data_directory) {
+  namespace fs = std::filesystem;
+  uint64_t count = 0;
+  std::error_code error;
+  const auto each_directory = [&error](const fs::path& path, auto&& visit) {
+    for (fs::directory_iterator it(path, error), end; !error && it != end; it.increment(error)) {
+      if (it->is_directory(error)) visit(it->path());
+    }
+  };
+  each_directory(fs::path(data_directory) / "streams", [&](const fs::path& stream) {
+    each_directory(stream / "topics", [&](const fs::path& topic) {
+      each_directory(topic / "partitions", [&](const fs::path&) { count++; });
+    });
+  });
+  return count;
+}
+
+// RLIMIT_NOFILE with the soft limit raised to the hard one (every file harkd may open is
+// budgeted below, so there is no reason to stop short of what the system allows).
+uint64_t raise_open_files_limit() {
   rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return true;
-  const uint64_t needed = options.connections_max + files_reserve(options);
-  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed &&
-      limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur =
-        limit.rlim_max == RLIM_INFINITY ? needed : std::min<rlim_t>(limit.rlim_max, needed);
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return RLIM_INFINITY;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
     (void)setrlimit(RLIMIT_NOFILE, &limit);
     (void)getrlimit(RLIMIT_NOFILE, &limit);
   }
-  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed) {
+  return limit.rlim_cur;
+}
+
+// Shares the open-file limit between connections and partitions. Exit code 2 when
+// connections_max alone cannot fit (a setting harkd cannot honour), 1 when the partitions
+// already in the data directory leave no connection at all; 0 otherwise. Messages on stderr.
+int plan_open_files(const ServerOptions& options, FileBudget& budget) {
+  budget.limit = std::min<uint64_t>(raise_open_files_limit(), UINT32_MAX);
+  budget.partitions_found = count_partitions(options.data_directory);
+  const uint64_t reserve = files_reserve(options);
+  const uint64_t available = budget.limit > reserve ? budget.limit - reserve : 0;
+  if (options.connections_max > available) {
     fprintf(stderr,
             "harkd: limits.connections_max %u needs about %llu open files (%llu for other "
             "files), but RLIMIT_NOFILE is %llu: lower limits.connections_max to %llu or less, "
             "or raise the limit (ulimit -n)\n",
-            options.connections_max, static_cast<unsigned long long>(needed),
-            static_cast<unsigned long long>(files_reserve(options)),
-            static_cast<unsigned long long>(limit.rlim_cur),
-            static_cast<unsigned long long>(limit.rlim_cur > files_reserve(options)
-                                                ? limit.rlim_cur - files_reserve(options)
-                                                : 0));
-    return false;
+            options.connections_max,
+            static_cast<unsigned long long>(options.connections_max + reserve),
+            static_cast<unsigned long long>(reserve), static_cast<unsigned long long>(budget.limit),
+            static_cast<unsigned long long>(available));
+    return 2;
   }
-  return true;
+  const uint64_t for_found = budget.partitions_found * core::files_per_partition;
+  if (for_found >= available) {
+    fprintf(stderr,
+            "harkd: the %llu partitions in %s need about %llu open files, more than "
+            "RLIMIT_NOFILE %llu leaves (%llu): raise the limit (ulimit -n)\n",
+            static_cast<unsigned long long>(budget.partitions_found),
+            options.data_directory.c_str(), static_cast<unsigned long long>(for_found),
+            static_cast<unsigned long long>(budget.limit),
+            static_cast<unsigned long long>(available));
+    return 1;
+  }
+  budget.connections_max =
+      static_cast<uint32_t>(std::min<uint64_t>(options.connections_max, available - for_found));
+  budget.partitions_max = static_cast<uint32_t>(std::max(
+      (available - options.connections_max) / core::files_per_partition, budget.partitions_found));
+  return 0;
+}
+
+// The start's log line about the budget, and a warning when the partitions crowd out
+// connections (the limit was lowered since they were created).
+void log_open_files(const ServerOptions& options, const FileBudget& budget) {
+  HARK_LOG_INFO(
+      "open files: RLIMIT_NOFILE %u holds %u connections and %u partitions (%u files each; %u "
+      "in the data directory) besides %u for harkd itself",
+      budget.limit, budget.connections_max, budget.partitions_max, core::files_per_partition,
+      budget.partitions_found, files_reserve(options));
+  if (budget.connections_max < options.connections_max) {
+    HARK_LOG_WARN(
+        "the %u partitions in the data directory leave room for %u connections only "
+        "(limits.connections_max is %u) under RLIMIT_NOFILE %u; new partitions are refused: "
+        "raise the limit (ulimit -n) to serve more",
+        budget.partitions_found, budget.connections_max, options.connections_max, budget.limit);
+  }
 }
 
 // One line of the wait path's counters and the connections: on SIGUSR1 and every
@@ -124,18 +193,30 @@ bool is_loopback(const io::SocketAddress& address) {
   return false;
 }
 
+// Creates the data directory and takes it and a fixed port for this process
+// (instance_lock.h).
+Result<InstanceLock> lock_instance(const ServerOptions& options, const io::SocketAddress& address) {
+  if (!storage::create_private_directories(options.data_directory).ok()) {
+    fprintf(stderr, "harkd: cannot create %s (see the log above)\n",
+            options.data_directory.c_str());
+    return Error::cannot_create_base_directory;
+  }
+  std::string why;
+  Result<InstanceLock> lock = InstanceLock::acquire(options.data_directory, why);
+  Status port = ok_status();
+  if (lock.ok() && address.port() != 0) port = lock->lock_port(address.port(), why);
+  if (!lock.ok() || !port.ok()) {
+    fprintf(stderr, "harkd: %s\n", why.c_str());
+    return lock.ok() ? port.error() : lock.error();
+  }
+  return lock;
+}
+
 // Opens <data>/users.log (creating root on the first start). Exit code on failure: 1 when
 // the file cannot be used, 2 when root keeps the default password on a public address.
 Result<std::unique_ptr<UserStore>> open_users(const ServerOptions& options,
                                               const io::SocketAddress& address, int& exit_code) {
   exit_code = 1;
-  std::error_code created;
-  std::filesystem::create_directories(options.data_directory, created);
-  if (created) {
-    fprintf(stderr, "harkd: cannot create %s: %s\n", options.data_directory.c_str(),
-            created.message().c_str());
-    return Error::cannot_create_base_directory;
-  }
   const UserStore::Root root{.username = options.root_username, .password = options.root_password};
   Result<std::unique_ptr<UserStore>> users =
       UserStore::open(options.data_directory + "/users.log", root, SystemClock().realtime_now());
@@ -159,9 +240,13 @@ Result<std::unique_ptr<UserStore>> open_users(const ServerOptions& options,
 
 int run(const ServerOptions& options, const sigset_t& stop_signals) {
   log::set_level(options.log_level);
-  if (!check_open_files(options)) return 2;
   Result<io::SocketAddress> address = io::parse_address(options.address);
   HARK_ASSERT(address.ok());  // parse_flags() checked it.
+  Result<InstanceLock> instance = lock_instance(options, *address);
+  if (!instance.ok()) return 1;
+  FileBudget files;
+  if (const int code = plan_open_files(options, files); code != 0) return code;
+  log_open_files(options, files);
   int users_exit = 0;
   Result<std::unique_ptr<UserStore>> users = open_users(options, *address, users_exit);
   if (!users.ok()) {
@@ -176,13 +261,21 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     return 1;
   }
   const io::SocketAddress bound = *io::local_address(listeners->front());
+  std::string why;
+  if (address->port() == 0 && !instance->lock_port(bound.port(), why).ok()) {
+    fprintf(stderr, "harkd: %s\n", why.c_str());
+    for (const int fd : *listeners) ::close(fd);
+    return 1;
+  }
   ServerOptions bound_options = options;
   bound_options.bound_address = bound.to_string();
+  bound_options.connections_max = files.connections_max;
 
   // Declared before the broker, so it is destroyed after it.
   Server server(bound_options, std::move(listeners).value(), std::move(users).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
+  broker_settings.partitions_max = files.partitions_max;
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
   if (!broker.ok()) {
     fprintf(stderr, "harkd: the broker did not start: %s (see the log above)\n",

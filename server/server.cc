@@ -1,6 +1,12 @@
 #include "server/server.h"
 
+#include <errno.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <sys/socket.h>
 
 #include "core/base/assert.h"
 #include "core/base/clock.h"
@@ -8,19 +14,47 @@
 
 namespace hark::server {
 
+namespace {
+
+// True if nobody listens on `address`: a socket without SO_REUSEPORT binds (SO_REUSEADDR lets
+// it past connections in TIME_WAIT) but is never listened on, so it can accept no client.
+bool port_free(const io::SocketAddress& address) {
+  const int fd = ::socket(address.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;  // listen_tcp() reports it.
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const bool bound =
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length) == 0;
+  const int error = errno;
+  ::close(fd);
+  return bound || error != EADDRINUSE;
+}
+
+// Waits (bounded) until nobody listens on `address`. InstanceLock already refused a live
+// harkd on this port, so a listener here is one of a harkd killed a moment ago, which the
+// kernel closes shortly after the process is gone (io_uring tears a dead ring down in the
+// background), or another program's. Without this wait, SO_REUSEPORT would join the dying
+// listeners' group and the kernel would hand them clients that are then reset.
+Status wait_for_port(const io::SocketAddress& address) {
+  constexpr auto patience = std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (!port_free(address)) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      HARK_LOG_ERROR("%s is in use by another program (no harkd holds this port)",
+                     address.to_string());
+      return Error::cannot_bind_to_socket;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32_t count,
                                         int backlog) {
   HARK_ASSERT(count > 0);
-  if (address.port() != 0) {
-    // SO_REUSEPORT would let a second harkd (same user) bind the port too and silently take
-    // part of the connections: make sure nobody listens there first, with a plain socket.
-    Result<int> probe = io::listen_tcp(address, /*reuse_port=*/false, 1);
-    if (!probe.ok()) {
-      HARK_LOG_ERROR("%s is in use (another harkd?)", address.to_string());
-      return probe.error();
-    }
-    ::close(*probe);
-  }
+  if (address.port() != 0) HARK_TRY(wait_for_port(address));
   std::vector<int> listeners;
   listeners.reserve(count);
   io::SocketAddress shared = address;

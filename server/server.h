@@ -16,9 +16,11 @@ namespace hark::server {
 
 // Opens `count` listening sockets on `address`, all with SO_REUSEPORT and all on ONE port:
 // with port 0 the first socket picks a free port and the others bind that one, so the kernel
-// spreads connections over every shard. A fixed port already listened on by anyone (another
-// harkd would otherwise share it through SO_REUSEPORT) is an error. The caller owns the fds.
-// Errors (logged): cannot_bind_to_socket, io_error.
+// spreads connections over every shard. A fixed port someone listens on is waited for (at most
+// 5 s: a harkd killed a moment ago leaves listeners the kernel closes shortly after), then an
+// error; InstanceLock (instance_lock.h) is what refuses a second live harkd on the port. No
+// socket is listened on before the port is free, so no client is ever accepted and dropped.
+// The caller owns the fds. Errors (logged): cannot_bind_to_socket, io_error.
 Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32_t count,
                                         int backlog);
 

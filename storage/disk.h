@@ -11,6 +11,15 @@
 
 namespace hark::storage {
 
+// Modes of everything hark creates under its data directory: messages, offsets, users and
+// metadata are readable by the owner only (as users.log always was).
+inline constexpr unsigned private_file_mode = 0600;
+inline constexpr unsigned private_directory_mode = 0700;
+
+// Creates `path` and its missing parents with private_directory_mode (existing ones keep
+// theirs). Blocking; control plane. Error::cannot_create_base_directory (logged) on failure.
+Status create_private_directories(const std::string& path);
+
 // An open file of a partition (a segment's .log or .index). The seam between the log and the
 // disk: RingDisk implements it on io::Ring, tests/support/memory_disk.h in memory with fault
 // injection and simulated crashes.

@@ -152,13 +152,29 @@ void PartitionLog::read_from_disk(const Segment& segment, size_t entry, uint32_t
     taken++;
   }
   HARK_ASSERT(taken > 0);
-  reader_.read(internal::DiskReader::Request{.file = segment.log_file.copy(),
+  Result<internal::FileRef> file = file_for_read(segment);
+  if (!file.ok()) {
+    done.read_done(file.error());
+    return;
+  }
+  reader_.read(internal::DiskReader::Request{.file = std::move(file).value(),
                                              .position = position,
                                              .bytes = bytes,
                                              .first = segment.offset_of(segment.index[entry]),
                                              .count = taken,
                                              .end = next_offset_},
                done);
+}
+
+Result<internal::FileRef> PartitionLog::file_for_read(const Segment& segment) {
+  if (segment.log_file) return segment.log_file.copy();
+  if (!read_file_ || read_file_start_ != segment.start) {
+    read_file_.reset();  // Closed before the next opens: one file at most.
+    HARK_TRY_ASSIGN(std::unique_ptr<DiskFile> file, disk_.open(segment.log_path, false));
+    read_file_ = internal::FileRef(std::move(file));
+    read_file_start_ = segment.start;
+  }
+  return read_file_.copy();
 }
 
 Result<Offset> PartitionLog::offset_for_timestamp(UnixMicros timestamp) const {

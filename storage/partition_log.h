@@ -150,11 +150,21 @@ class PartitionLog final : private internal::LogWriter::Observer {
 
   Status recover();
   Status recover_segment(Offset start, bool& torn);
+  // Closes the files of a recovered segment a committed one follows (synced first under
+  // `always`), so opening a log with many segments never holds their files all at once.
+  Status close_recovered(internal::Segment& segment);
   Status check_order(Offset start) const;
   Status apply_recovery(internal::Segment& segment, const RecoveredSegment& recovered,
                         uint64_t log_bytes, uint64_t index_bytes);
   Status check_format_file(bool has_segments);
   Status open_files(internal::Segment& segment, bool create);
+  // Closes the files of sealed segments that are settled and can never be written again (the
+  // segment after them starts at a committed offset, so a roll-back cannot make them active),
+  // so a log keeps about two files open however many segments it has.
+  void close_settled_files();
+  // The .log a disk read of `segment` goes through: its own, or (closed) the one kept open for
+  // reads, reopened when the read moves to another segment.
+  Result<internal::FileRef> file_for_read(const internal::Segment& segment);
   Status add_segment(Offset start);
   Status maybe_roll(uint64_t bytes);
   Status remove_segment_front();
@@ -169,6 +179,7 @@ class PartitionLog final : private internal::LogWriter::Observer {
                       uint64_t bytes_max, ReadCompletion& done);
   // LogWriter::Observer: `always` commits on a .log sync and rolls back on a failure.
   void log_synced() override;
+  void sealed_settled() override { close_settled_files(); }
   void writes_failed(Error error) override;
   // The end of what the synced prefix of the log holds (whole messages only).
   Offset synced_end() const;
@@ -190,6 +201,10 @@ class PartitionLog final : private internal::LogWriter::Observer {
   internal::Accounts accounts_;
   internal::LogWriter writer_;
   internal::DiskReader reader_;
+  // The .log of the closed sealed segment starting at read_file_start_ that disk reads last
+  // needed (one per log: a reader of old data moves through one segment at a time).
+  internal::FileRef read_file_;
+  Offset read_file_start_;
   IdGenerator ids_;
   CommitListener* listener_ = nullptr;
   IntrusiveList<CommitCompletion, CommitTag> commit_waiters_;  // By end, increasing.

@@ -105,6 +105,11 @@ Status PartitionLog::recover() {
     bool torn = false;
     HARK_TRY(recover_segment(starts[i], torn));
     const internal::Segment& recovered = *segments_.back();
+    // The one before holds committed messages only and is followed by a committed one: it is
+    // never written again, so its files close now rather than all at the end.
+    if (!recovered.empty() && segments_.size() >= 2) {
+      HARK_TRY(close_recovered(*segments_[segments_.size() - 2]));
+    }
     const Offset end = recovered.empty() ? recovered.start : recovered.last_offset() + 1;
     const bool last = i + 1 == starts.size();
 #ifdef HARK_MUTANT_NO_PREFIX_GUARD
@@ -133,7 +138,9 @@ Status PartitionLog::recover() {
   if (options_.durability == Durability::always) {
     // What a killed process left may still be only in the page cache: make it durable before
     // it is served as committed (a clean file syncs at no cost).
-    for (auto& segment : segments_) HARK_TRY(segment->log_file->sync_now());
+    for (auto& segment : segments_) {
+      if (segment->log_file) HARK_TRY(segment->log_file->sync_now());
+    }
   }
   for (const auto& segment : segments_) {
     if (!segment->empty())
@@ -169,6 +176,17 @@ Status PartitionLog::recover_segment(Offset start, bool& torn) {
   segment->index_written = segment->index_synced = segment->index.size();
   segments_.push_back(std::move(segment));
   torn = recovered.torn;
+  return ok_status();
+}
+
+Status PartitionLog::close_recovered(internal::Segment& segment) {
+  if (options_.durability == Durability::always) {
+    // What a killed process left may still be only in the page cache: make it durable before
+    // it is served as committed (a clean file syncs at no cost).
+    HARK_TRY(segment.log_file->sync_now());
+  }
+  segment.log_file.reset();
+  segment.index_file.reset();
   return ok_status();
 }
 
@@ -236,6 +254,7 @@ void PartitionLog::close() {
     segment->release_chunks(accounts_);
   }
   segments_.clear();
+  read_file_.reset();
   HARK_ASSERT(accounts_.memory_bytes == 0);
   lock_.reset();
   open_ = false;

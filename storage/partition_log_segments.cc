@@ -47,6 +47,7 @@ Status PartitionLog::remove_segment_front() {
   writer_.removed(segment);
   segment.release_chunks(accounts_);
   remove_files(segment);
+  if (read_file_ && read_file_start_ == segment.start) read_file_.reset();
   // Views already handed out keep their chunks; in-flight reads and writes keep the file.
   segments_.pop_front();
   return ok_status();
@@ -63,8 +64,19 @@ Result<uint32_t> PartitionLog::delete_segments(uint32_t count) {
   return deleted;
 }
 
+void PartitionLog::close_settled_files() {
+  for (size_t i = 0; i + 1 < segments_.size(); i++) {
+    internal::Segment& segment = *segments_[i];
+    if (!segment.log_file || !segment.sealed || !segment.settled()) continue;
+    if (segments_[i + 1]->start >= next_offset_) break;  // roll_back() may reopen it.
+    segment.log_file.reset();  // An operation in flight keeps its own reference.
+    segment.index_file.reset();
+  }
+}
+
 Result<uint32_t> PartitionLog::apply_retention() {
   HARK_ASSERT(open_);
+  close_settled_files();
   const UnixMicros now = clock_.realtime_now();
   const auto age_us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(options_.retention_age).count());

@@ -12,6 +12,7 @@
 
 #include "core/base/assert.h"
 #include "core/base/log.h"
+#include "storage/disk.h"
 
 namespace hark::storage {
 namespace {
@@ -94,7 +95,7 @@ Result<FramedRecord> next_record(std::span<const std::byte> bytes) {
 Result<RecordFile> RecordFile::open(const std::string& path, std::string_view magic,
                                     uint32_t version,
                                     absl::FunctionRef<Status(std::span<const std::byte>)> replay) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, private_file_mode);
   if (fd < 0) {
     HARK_LOG_ERROR("cannot open %s: %s", path, std::strerror(errno));
     return Error::cannot_open_database;

@@ -108,17 +108,22 @@ class FlockLock final : public DirectoryLock {
 
 }  // namespace
 
-Status RingDisk::create_directories(const std::string& path) {
+Status create_private_directories(const std::string& path) {
   // Each prefix ending before a '/', then the whole path.
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     const std::string prefix = path.substr(0, slash);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (!prefix.empty() && ::mkdir(prefix.c_str(), private_directory_mode) != 0 &&
+        errno != EEXIST) {
       HARK_LOG_ERROR("mkdir %s: %s", prefix, std::strerror(errno));
       return Error::cannot_create_base_directory;
     }
     if (slash == std::string::npos) break;
   }
   return ok_status();
+}
+
+Status RingDisk::create_directories(const std::string& path) {
+  return create_private_directories(path);
 }
 
 Result<std::vector<std::string>> RingDisk::list(const std::string& directory) {
@@ -137,7 +142,7 @@ Result<std::vector<std::string>> RingDisk::list(const std::string& directory) {
 
 Result<std::unique_ptr<DiskFile>> RingDisk::open(const std::string& path, bool create) {
   const int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0);
-  const int fd = ::open(path.c_str(), flags, 0644);
+  const int fd = ::open(path.c_str(), flags, private_file_mode);
   if (fd < 0) {
     HARK_LOG_ERROR("open %s: %s", path, std::strerror(errno));
     return create ? Error::cannot_create_segment_log_file : Error::cannot_read_file;

@@ -97,7 +97,7 @@ class Logger {
 
  private:
   void run_writer() {
-    set_thread_name("log-writer");
+    set_thread_name("log");
     // A sink whose reader went away (a closed pipe) must fail the write with EPIPE, not kill
     // the process with SIGPIPE: block the signal for this thread only.
     sigset_t pipe_signal;
@@ -231,6 +231,12 @@ void set_thread_name(std::string_view name) {
   const size_t size = std::min(name.size(), sizeof thread_name - 1);
   std::memcpy(thread_name, name.data(), size);
   thread_name[size] = '\0';
+  constexpr std::string_view prefix = "hark-";
+  char os_name[16] = {};  // The kernel's limit: 15 characters and the terminator.
+  const size_t kept = std::min(size, sizeof os_name - 1 - prefix.size());
+  std::memcpy(os_name, prefix.data(), prefix.size());
+  std::memcpy(os_name + prefix.size(), thread_name, kept);
+  (void)pthread_setname_np(pthread_self(), os_name);
 }
 
 void set_output_fd(int fd) {

@@ -28,7 +28,11 @@ inline bool enabled(Level level);
 // "debug", "info", "warn", "error", "off".
 std::optional<Level> parse_level(std::string_view text);
 
-// Names the calling thread in its log lines ("shard-2"); at most 15 characters are kept.
+// Names the calling thread: `name` in its log lines ("shard-2") and "hark-<name>" for the OS
+// (pthread_setname_np: /proc/PID/task/*/comm, top -H, perf), so each thread of a process can
+// be told apart. The OS keeps 15 characters, the log lines as many. The one way to name a
+// thread: every thread hark starts calls it first; a process's main thread keeps its OS name
+// (the program's, which ps, pgrep and pidof look for) unless it calls this.
 void set_thread_name(std::string_view name);
 
 // Where lines go (default: stderr). For tests and for harkd's --log-file. Flushes first.

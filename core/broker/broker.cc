@@ -9,6 +9,7 @@
 #include "core/broker/internal/broker_shard.h"
 #include "core/broker/internal/catalog.h"
 #include "core/broker/internal/metadata_log.h"
+#include "storage/disk.h"
 
 namespace hark::core {
 
@@ -142,13 +143,7 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
   if (options.shards_count == 0 || options.max_wait < Duration(0)) {
     return Error::invalid_configuration;
   }
-  std::error_code error;
-  std::filesystem::create_directories(options.data_directory, error);
-  if (error) {
-    HARK_LOG_ERROR("cannot create the data directory %s: %s", options.data_directory,
-                   error.message());
-    return Error::cannot_create_base_directory;
-  }
+  HARK_TRY(storage::create_private_directories(options.data_directory));
   HARK_TRY(set_aside_unlisted_data(options.data_directory));
   std::unique_ptr<Broker> broker(new Broker(options));
   HARK_TRY_ASSIGN(

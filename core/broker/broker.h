@@ -38,6 +38,12 @@ class ShardHooks {
   ~ShardHooks() = default;
 };
 
+// File descriptors one open partition holds at most: its directory lock, its consumer offsets,
+// the active segment's .log and .index, the segment sealed last until it is settled (its two
+// files; closed at the next roll or retention pass) and one sealed .log kept for disk reads
+// (storage/partition_log.h). For an embedder's open-file budget (BrokerOptions::partitions_max).
+inline constexpr uint32_t files_per_partition = 7;
+
 struct BrokerOptions {
   // Partitions live in <data_directory>/streams/<s>/topics/<t>/partitions/<p>.
   std::string data_directory = "data";
@@ -50,6 +56,10 @@ struct BrokerOptions {
   uint64_t parked_total_max = 100'000;
   // Most bytes one poll returns (at least one message is returned whatever its size).
   uint64_t poll_bytes_max = 16 << 20;
+  // Partitions in all: a create that would pass it fails with
+  // too_many_partitions (2015) and a log line, so the partitions always fit the open-file
+  // budget it was derived from. Partitions already in the data directory always open.
+  uint32_t partitions_max = UINT32_MAX;
   // Settings of every partition log; `directory` is filled in per partition.
   storage::LogOptions log;
   // How often owners apply retention to their partitions.

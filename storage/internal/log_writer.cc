@@ -205,12 +205,17 @@ void LogWriter::complete(int32_t result, uint32_t /*flags*/) {
     failure_ = Error::ok;
   }
   applied(op, static_cast<uint64_t>(result));
+  const bool settled = op.segment != nullptr && op.segment->sealed && op.segment->settled();
   evict_chunks(segments_, accounts_, options_.memory_bytes_max,
                options_.durability != Durability::never);
   // The next operation starts before the log acknowledges anything, so the disk is never idle
   // while producers hear of their commit.
   kick();
   if (op.kind == OpKind::sync_log && op.segment != nullptr) observer_.log_synced();
+  if (settled) {
+    op = InFlight{};  // Its reference to the file goes first, so the observer's close closes.
+    observer_.sealed_settled();
+  }
   if (!flush_waiters_.empty()) notify_flushed();
 }
 

@@ -43,6 +43,8 @@ class LogWriter final : public io::Completion {
    public:
     // A .log fdatasync completed: Segment::synced_bytes grew.
     virtual void log_synced() = 0;
+    // A sealed segment became settled (Segment::settled): its files are needed no more.
+    virtual void sealed_settled() = 0;
     // A write or sync failed with `error` (after the writer rewound what it must rewrite).
     virtual void writes_failed(Error error) = 0;
 

@@ -47,8 +47,8 @@ struct Segment {
   Offset start;
   std::string log_path;
   std::string index_path;
-  FileRef log_file;
-  FileRef index_file;
+  FileRef log_file;    // Null once a sealed segment is settled (PartitionLog::close_settled_files).
+  FileRef index_file;  // Likewise.
   std::vector<IndexEntry> index;  // One entry per message, offsets increasing (gaps allowed).
   uint64_t size_bytes = 0;
   uint64_t written_bytes = 0;
@@ -60,6 +60,11 @@ struct Segment {
   bool sealed = false;
 
   bool empty() const { return index.empty(); }
+  // Every byte and index entry is written and synced: nothing will be written to its files.
+  bool settled() const {
+    return written_bytes == size_bytes && synced_bytes == size_bytes &&
+           index_written == index.size() && index_synced == index.size();
+  }
   Offset offset_of(const IndexEntry& entry) const { return start + entry.relative_offset; }
   // Requires: !empty().
   Offset last_offset() const { return offset_of(index.back()); }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -60,8 +61,12 @@ ProcessExit exit_of(int wait_status) {
 
 // Runs in the forked child, before exec: only async-signal-safe calls.
 [[noreturn]] void exec_child(const std::vector<char*>& argv, int stdout_fd, int stderr_fd,
-                             int stdin_fd, pid_t parent) {
+                             int stdin_fd, pid_t parent, uint64_t open_files_max) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (open_files_max > 0) {
+    const rlimit limit{.rlim_cur = open_files_max, .rlim_max = open_files_max};
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(126);
+  }
   if (::getppid() != parent) ::_exit(127);  // The parent died before prctl took effect.
   sigset_t none;
   ::sigemptyset(&none);
@@ -133,7 +138,7 @@ bool HarkdProcess::start(const Options& options) {
   const int stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
   const pid_t pid = (stderr_fd >= 0 && stdin_fd >= 0) ? ::fork() : -1;
-  if (pid == 0) exec_child(argv, pipe_fds[1], stderr_fd, stdin_fd, parent);
+  if (pid == 0) exec_child(argv, pipe_fds[1], stderr_fd, stdin_fd, parent, options.open_files_max);
   ::close(pipe_fds[1]);
   if (stderr_fd >= 0) ::close(stderr_fd);
   if (stdin_fd >= 0) ::close(stdin_fd);

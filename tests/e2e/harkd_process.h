@@ -48,6 +48,8 @@ class HarkdProcess {
     std::string data_directory;
     // Appended to harkd's command line (limits, config).
     std::vector<std::string> extra_args;
+    // harkd's RLIMIT_NOFILE, soft and hard, set in the child before exec; 0: inherited.
+    uint64_t open_files_max = 0;
   };
 
   HarkdProcess() = default;

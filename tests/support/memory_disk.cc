@@ -11,7 +11,12 @@ namespace hark::test {
 
 class MemoryDisk::File final : public storage::DiskFile {
  public:
-  File(MemoryDisk& disk, std::shared_ptr<FileData> data) : disk_(disk), data_(std::move(data)) {}
+  File(MemoryDisk& disk, std::shared_ptr<FileData> data) : disk_(disk), data_(std::move(data)) {
+    disk_.open_files_++;
+  }
+  ~File() override { disk_.open_files_--; }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
 
   void write(std::span<const std::byte> bytes, uint64_t position, io::Completion& done) override {
     disk_.queue_.push_back(Op{Op::Kind::write, data_, {}, bytes, position, &done});

@@ -72,6 +72,8 @@ class MemoryDisk final : public storage::Disk {
   std::vector<std::byte>& bytes(const std::string& path) { return files_.at(path)->bytes; }
   void write_file(const std::string& path, std::span<const std::byte> bytes);
   size_t files_count() const { return files_.size(); }
+  // DiskFiles open now (a log's open-file budget).
+  size_t open_files() const { return open_files_; }
 
  private:
   class File;
@@ -97,6 +99,7 @@ class MemoryDisk final : public storage::Disk {
   bool short_writes_ = false;
   bool crashed_ = false;
   uint64_t datasyncs_count_ = 0;
+  size_t open_files_ = 0;
 };
 
 }  // namespace hark::test

@@ -122,6 +122,14 @@ Result<Ref<PartitionCell>> Catalog::partition(const NameOrId& stream_ref, const 
   return topic_entry->partitions[partition_id];
 }
 
+uint64_t Catalog::partitions_count() const {
+  uint64_t count = 0;
+  for (const auto& [stream_id, stream] : streams) {
+    for (const auto& [topic_id, topic] : stream->topics) count += topic->partitions.size();
+  }
+  return count;
+}
+
 PartitionCell* Catalog::find(const PartitionKey& key) const {
   const auto stream_it = streams.find(key.stream.value());
   if (stream_it == streams.end()) return nullptr;

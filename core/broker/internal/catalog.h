@@ -98,6 +98,8 @@ struct Catalog : RefCounted {
   // partition_not_found (3007) past the topic's partitions.
   Result<Ref<PartitionCell>> partition(const NameOrId& stream_ref, const NameOrId& topic_ref,
                                        uint32_t partition_id) const;
+  // Partitions over every stream and topic (control plane: walks the catalog).
+  uint64_t partitions_count() const;
   // By key (the partition a poll or append already resolved), or null if it is gone.
   PartitionCell* find(const PartitionKey& key) const;
 };

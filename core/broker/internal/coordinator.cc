@@ -46,7 +46,8 @@ void Coordinator::start_next() {
     MetadataCommand& command = *queue_.front();
     queue_.pop_front();
     CatalogEdit edit(*catalog_, shard_.ownership(), shard_.reactor().clock());
-    const Status status = command.apply(edit);
+    Status status = command.apply(edit);
+    if (status.ok() && !edit.created.empty()) status = check_partitions_max(edit.catalog());
     if (!status.ok()) {
       command.finish(shard_, status);
       continue;
@@ -64,6 +65,18 @@ void Coordinator::start_next() {
       log_.append(shard_.reactor().ring(), edit.journal, *this);
     }
   }
+}
+
+Status Coordinator::check_partitions_max(const Catalog& next) const {
+  const uint32_t max = shard_.options().partitions_max;
+  const uint64_t count = next.partitions_count();
+  if (count <= max) return ok_status();
+  HARK_LOG_WARN(
+      "refused a create: it needs %u partitions in all, over the limit of %u that the open-file "
+      "limit allows (%u files each); raise the open-file limit (ulimit -n, LimitNOFILE) or "
+      "lower limits.connections_max, then restart",
+      count, max, files_per_partition);
+  return Error::too_many_partitions;
 }
 
 void Coordinator::persisted(Status status) {

@@ -58,6 +58,8 @@ class Coordinator final : private PersistDone {
   };
 
   void start_next();
+  // too_many_partitions (logged) if `next` holds more than BrokerOptions::partitions_max.
+  Status check_partitions_max(const Catalog& next) const;
   void persisted(Status status) override;
   void begin_round(Round round);
   void round_done(RoundTask& task);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "core/base/log.h"
+#include "storage/disk.h"
 
 namespace hark::core::internal {
 
@@ -40,7 +41,7 @@ bool write_all(int fd, const std::vector<std::byte>& bytes) {
 }  // namespace
 
 Result<std::unique_ptr<OffsetStore>> OffsetStore::open(io::Ring& ring, const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, storage::private_file_mode);
   if (fd < 0) {
     HARK_LOG_ERROR("cannot open %s: %s", path, std::strerror(errno));
     return Error::cannot_open_consumer_offsets_file;
