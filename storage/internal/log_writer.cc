@@ -31,9 +31,9 @@ void LogWriter::start() {
 void LogWriter::appended(uint64_t bytes) {
   accounts_.unwritten_bytes += bytes;
   accounts_.appended_total += bytes;
-  // Under `always` the producer waits for the commit: write at once. If an operation is in
-  // flight, kick() does nothing and these bytes ride the next write and fdatasync.
-  if (always() || accounts_.unwritten_bytes >= options_.flush_bytes) {
+  // Outside `memory` the producer waits for the commit: write at once. If an operation is in
+  // flight, kick() does nothing and these bytes ride the next write (group commit).
+  if (write_at_once() || accounts_.unwritten_bytes >= options_.flush_bytes) {
     kick();
   } else if (!busy() && !flush_timer_.armed()) {
     arm(flush_timer_, options_.flush_interval);
@@ -205,12 +205,14 @@ void LogWriter::complete(int32_t result, uint32_t /*flags*/) {
     failure_ = Error::ok;
   }
   applied(op, static_cast<uint64_t>(result));
+  // Under `interval` and `always` a failed sync rewrites from memory what it may have lost.
   evict_chunks(segments_, accounts_, options_.memory_bytes_max,
-               options_.durability != Durability::never);
+               options_.durability == Durability::interval || always());
   // The next operation starts before the log acknowledges anything, so the disk is never idle
   // while producers hear of their commit.
   kick();
-  if (op.kind == OpKind::sync_log && op.segment != nullptr) observer_.log_synced();
+  const bool log_op = op.kind == OpKind::write_log || op.kind == OpKind::sync_log;
+  if (log_op && op.segment != nullptr) observer_.log_progressed();
   if (!flush_waiters_.empty()) notify_flushed();
 }
 
