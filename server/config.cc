@@ -125,11 +125,12 @@ std::string apply_bool(bool& target, std::string_view key, std::string_view valu
 
 std::string_view durability_name(storage::Durability durability) {
   switch (durability) {
-    case storage::Durability::never: return "never";
+    case storage::Durability::memory: return "memory";
+    case storage::Durability::write: return "write";
     case storage::Durability::interval: return "interval";
     case storage::Durability::always: return "always";
   }
-  return "never";
+  return "write";
 }
 
 std::string_view level_name(log::Level level) {
@@ -187,16 +188,19 @@ const Setting settings[] = {
      },
      [](const ServerOptions& o) { return toml_string(format_duration(o.stats_interval)); }},
     {"storage.durability", "--durability", "HARK_DURABILITY", "",
-     "never, interval or always (a send is answered once its fdatasync completed)",
+     "when a send is answered: write (once written), interval (write + periodic fdatasync), "
+     "always (once fdatasynced) or memory (at once; a crash loses it). never = write",
      [](ServerOptions& o, std::string_view v) -> std::string {
-       if (v == "never") {
-         o.durability = storage::Durability::never;
+       if (v == "write" || v == "never") {
+         o.durability = storage::Durability::write;
+       } else if (v == "memory") {
+         o.durability = storage::Durability::memory;
        } else if (v == "interval") {
          o.durability = storage::Durability::interval;
        } else if (v == "always") {
          o.durability = storage::Durability::always;
        } else {
-         return bad("storage.durability", v, "never, interval or always");
+         return bad("storage.durability", v, "write, interval, always or memory");
        }
        return {};
      },

@@ -31,7 +31,7 @@ struct ServerOptions {
   Duration stats_interval = Duration(0);
 
   // Storage: when appended data reaches the disk, and segment files.
-  storage::Durability durability = storage::Durability::never;
+  storage::Durability durability = storage::Durability::write;
   Duration sync_interval = std::chrono::seconds(1);
   uint64_t segment_bytes = 1ull << 30;
   // Retention defaults of every partition (0: keep).

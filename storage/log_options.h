@@ -8,10 +8,18 @@
 
 namespace hark::storage {
 
-// When appended data reaches the disk, and when it becomes visible (docs/architecture.md
-// §storage). `never` and `interval` commit at append; `always` commits when the fdatasync
-// covering the batch completed (group commit: batches appended meanwhile share the next one).
-enum class Durability : uint8_t { never, interval, always };
+// When an appended batch commits — is acknowledged, readable and wakes parked polls — and when
+// its bytes reach the disk (docs/operations.md §Durability, docs/architecture.md §storage):
+//   memory    at append; the bytes are written in the background (flush_bytes, flush_interval).
+//             A process crash loses acknowledged messages: an explicit opt-in for speed.
+//   write     (default) once the write() of its bytes completed: they are in the kernel, so a
+//             process crash (SIGKILL, abort, OOM kill) loses nothing acknowledged; a power loss
+//             or kernel crash may lose what was not synced yet.
+//   interval  as `write`, and every written segment file is fdatasynced every sync_interval.
+//   always    once the fdatasync covering its bytes completed.
+// Outside `memory` a write starts as soon as bytes are appended and none is in flight; batches
+// appended meanwhile share the next write (and, under `always`, fdatasync): group commit.
+enum class Durability : uint8_t { memory, write, interval, always };
 
 // What recovery does with a message that is present and indexed but fails validation
 // (checksum, offset, reserved field) — damage, not a torn tail. Either way it is never served.
@@ -27,11 +35,12 @@ struct LogOptions {
   // A segment rolls when the next batch would take it past this. At most 2^32 - 1 (index
   // positions are u32).
   uint64_t segment_bytes_max = 1ull << 30;
-  Durability durability = Durability::never;
+  Durability durability = Durability::write;
   // `interval`: fdatasync of every written segment file this often.
   Duration sync_interval = std::chrono::seconds(1);
-  // Background writes start when this many bytes are unwritten, or flush_interval after the
-  // first unwritten byte, whichever comes first. Failed writes are retried every flush_interval.
+  // `memory`: background writes start when this many bytes are unwritten, or flush_interval
+  // after the first unwritten byte, whichever comes first (other policies write at once).
+  // Failed writes are retried every flush_interval.
   uint64_t flush_bytes = 1 << 20;
   Duration flush_interval = std::chrono::milliseconds(100);
 

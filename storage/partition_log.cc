@@ -14,7 +14,7 @@ using internal::Segment;
 
 Offset PartitionLog::first_offset() const {
   for (const auto& segment : segments_) {
-    // Under `always` the first message may not be committed yet: then nothing is retained.
+    // The first message may not be committed yet: then nothing is retained.
     if (!segment->empty())
       return std::min(segment->offset_of(segment->index.front()), next_offset_);
   }
@@ -65,8 +65,9 @@ Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, u
   appended_end_ += count;
   writer_.appended(bytes);
   HARK_ASSERT(segment.last_offset() + 1 == appended_end_);
-  // The commit point: from here the batch is readable. Under `always`, log_synced() moves it.
-  if (options_.durability != Durability::always) advance_commit(appended_end_);
+  // The commit point: under `memory` the batch is readable from here; otherwise the writer starts
+  // its write now and log_progressed() moves the commit point once it is on disk.
+  if (options_.durability == Durability::memory) advance_commit(appended_end_);
   return result;
 }
 
@@ -102,7 +103,7 @@ std::pair<const Segment*, size_t> PartitionLog::locate(Offset start) const {
   for (; it != segments_.end(); ++it) {
     const size_t entry = (*it)->find(start);
     if (entry == (*it)->index.size()) continue;
-    // A start in a gap may land on a message that is not committed yet (`always`).
+    // A start in a gap may land on a message that is not committed yet.
     if ((*it)->offset_of((*it)->index[entry]) >= next_offset_) break;
     return {it->get(), entry};
   }
@@ -118,7 +119,7 @@ ReadView PartitionLog::read_from_memory(const Segment& segment, size_t entry, ui
   uint64_t bytes = 0;
   uint32_t taken = 0;
   // Messages in a chunk are contiguous and were stamped by us: their sizes come from the index.
-  // Uncommitted messages (`always`) are never served.
+  // Uncommitted messages are never served.
   for (size_t i = entry; i < segment.index.size() && taken < count; i++) {
     if (segment.offset_of(segment.index[i]) >= next_offset_) break;
     const uint64_t end = segment.entry_end(i);
@@ -183,7 +184,7 @@ Result<Offset> PartitionLog::offset_for_timestamp(UnixMicros timestamp) const {
   const auto it = std::find_if(segments_.begin(), segments_.end(), [&](const auto& s) {
     return !s->empty() && s->index.back().timestamp >= timestamp;
   });
-  // None: the next message will be the first (under `always`, after those not committed yet).
+  // None: the next message will be the first (after those not committed yet).
   if (it == segments_.end()) return appended_end_;
   const Segment& segment = **it;
   const auto entry = std::partition_point(

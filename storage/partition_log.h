@@ -44,11 +44,12 @@ struct LogEnvironment {
 // only on that shard's thread. Data plane: append, read and the accessors; control plane: open,
 // roll, retention, purge, close.
 //
-// Commit: under `never` and `interval` a batch commits — is readable and counts in
-// next_offset() — when append() returns; the bytes are written in the background (LogWriter).
-// Under `always` it commits when the fdatasync covering its bytes completes; batches appended
-// while one is in flight share the next (group commit). Until then it is invisible: reads,
-// next_offset() and first_offset() see committed messages only. A failed write or sync rolls
+// Commit (log_options.h): under `memory` a batch commits — is readable and counts in
+// next_offset() — when append() returns and its bytes are written in the background
+// (LogWriter). Under `write` and `interval` it commits when the write of its bytes completed,
+// under `always` when the fdatasync covering them completed; batches appended while one is in
+// flight share the next (group commit). Until then it is invisible: reads, next_offset() and
+// first_offset() see committed messages only. Outside `memory` a failed write or sync rolls
 // every uncommitted batch back (memory and file) and fails their CommitCompletions. Every
 // advance is told to the CommitListener, then to the CommitCompletions it satisfies.
 // Reads hand out ReadViews that reference immutable chunks (docs/architecture.md §storage).
@@ -74,16 +75,16 @@ class PartitionLog final : private internal::LogWriter::Observer {
 
   // Validates a send's messages blob (`count` messages back to back) and, if valid, copies it
   // into the log, stamps each message (offset, one timestamp per batch never below the
-  // previous one, a random UUID for id 0, checksum) and commits it (under `always`: starts its
-  // write; when_committed() hears of the commit). A rejected batch changes nothing. Errors: the
+  // previous one, a random UUID for id 0, checksum) and commits it (under `memory`; otherwise
+  // starts its write, and when_committed() hears of the commit). A rejected batch changes nothing. Errors: the
   // Iggy codes of validate_batch(); cannot_append_message when too many bytes wait to be written;
   // while background writes fail, the failure's code (cannot_save_messages_to_segment or
   // cannot_sync_file); file errors of a segment roll.
   Result<AppendResult> append(std::span<const std::byte> messages, uint32_t count);
 
   // Calls `done.committed()` once every message below `end` is committed, or with the error
-  // that rolled some of them back; before returning if they already are (always, under
-  // `never` and `interval`). Requires: `end` is at most the end of what was appended, and not
+  // that rolled some of them back; before returning if they already are (always
+  // under `memory`). Requires: `end` is at most the end of what was appended, and not
   // below the `end` of a completion still waiting (appends come in order).
   void when_committed(Offset end, CommitCompletion& done);
   // Optional; hears every commit advance. Must outlive the log (or be reset to null first).
@@ -120,8 +121,8 @@ class PartitionLog final : private internal::LogWriter::Observer {
   std::optional<ReadView> read_memory(Offset start, uint32_t count, uint64_t bytes_max) const;
 
   // The first offset whose message timestamp is >= `timestamp`, or the offset the next
-  // appended message gets if none. It may not be committed yet (`always`): a poll from it
-  // parks until it is. Binary searches the in-memory indexes: no I/O.
+  // appended message gets if none. It may not be committed yet (every policy but `memory`): a
+  // poll from it parks until it is. Binary searches the in-memory indexes: no I/O.
   Result<Offset> offset_for_timestamp(UnixMicros timestamp) const;
 
   // Drops every message and segment; the log restarts empty at offset 0 (Iggy 0.8.0) and the
@@ -177,12 +178,14 @@ class PartitionLog final : private internal::LogWriter::Observer {
                             uint64_t bytes_max) const;
   void read_from_disk(const internal::Segment& segment, size_t entry, uint32_t count,
                       uint64_t bytes_max, ReadCompletion& done);
-  // LogWriter::Observer: `always` commits on a .log sync and rolls back on a failure.
-  void log_synced() override;
+  // LogWriter::Observer: outside `memory`, commits on a .log write (`always`: sync) and rolls
+  // back on a failure.
+  void log_progressed() override;
   void sealed_settled() override { close_settled_files(); }
   void writes_failed(Error error) override;
-  // The end of what the synced prefix of the log holds (whole messages only).
-  Offset synced_end() const;
+  // The end of what the commit point may cover: the whole messages in each segment's written
+  // prefix (synced prefix under `always`).
+  Offset commit_end() const;
   void advance_commit(Offset end);
   // Completes, in order, the waiting CommitCompletions whose end is at most `up_to`.
   void finish_commits(Offset up_to, Status status);
@@ -210,7 +213,7 @@ class PartitionLog final : private internal::LogWriter::Observer {
   IntrusiveList<CommitCompletion, CommitTag> commit_waiters_;  // By end, increasing.
   Offset next_offset_;                                         // Committed end.
   Offset appended_end_;  // Offset the next appended message gets (== next_offset_ unless
-                         // `always` has batches waiting for their fdatasync).
+                         // batches wait for their write or fdatasync).
   UnixMicros last_timestamp_ = 0;
   uint64_t epoch_ = 0;
   bool open_ = false;

@@ -1,6 +1,6 @@
-// PartitionLog's commit point: advancing it (at append, or under `always` when an fdatasync
-// completes), the producers waiting for it, and rolling back what a failed write or sync
-// leaves uncommitted.
+// PartitionLog's commit point: advancing it (at append under `memory`, else when a write or,
+// under `always`, an fdatasync completes), the producers waiting for it, and rolling back what a
+// failed write or sync leaves uncommitted.
 #include <algorithm>
 
 #include "core/base/log.h"
@@ -42,29 +42,31 @@ void PartitionLog::finish_commits(Offset up_to, Status status) {
   }
 }
 
-Offset PartitionLog::synced_end() const {
+Offset PartitionLog::commit_end() const {
+  const bool synced = options_.durability == Durability::always;
   for (const auto& segment : segments_) {
-    if (segment->synced_bytes >= segment->size_bytes || segment->empty()) continue;
-    // The first message that does not end within the synced bytes: everything before it is
-    // durable. A write may stop inside a message, so compare ends, not starts.
+    const uint64_t on_disk = synced ? segment->synced_bytes : segment->written_bytes;
+    if (on_disk >= segment->size_bytes || segment->empty()) continue;
+    // The first message that does not end within the bytes on disk: everything before it is
+    // committed. A write may stop inside a message, so compare ends, not starts.
     const auto& index = segment->index;
     const auto after = std::upper_bound(
-        index.begin(), index.end(), segment->synced_bytes,
+        index.begin(), index.end(), on_disk,
         [](uint64_t position, const IndexEntry& entry) { return position < entry.position; });
-    const size_t first_unsynced =
+    const size_t first_outside =
         after == index.begin() ? 0 : static_cast<size_t>(after - index.begin()) - 1;
-    HARK_ASSERT(segment->entry_end(first_unsynced) > segment->synced_bytes);
-    return segment->offset_of(index[first_unsynced]);
+    HARK_ASSERT(segment->entry_end(first_outside) > on_disk);
+    return segment->offset_of(index[first_outside]);
   }
   return appended_end_;
 }
 
-void PartitionLog::log_synced() {
-  if (options_.durability == Durability::always) advance_commit(synced_end());
+void PartitionLog::log_progressed() {
+  if (options_.durability != Durability::memory) advance_commit(commit_end());
 }
 
 void PartitionLog::writes_failed(Error error) {
-  if (options_.durability != Durability::always || appended_end_ == next_offset_) return;
+  if (options_.durability == Durability::memory || appended_end_ == next_offset_) return;
   HARK_LOG_ERROR(
       "partition %s: the commit of offsets [%u, %u) failed (%s): they are rolled back "
       "and their producers get the error",
@@ -92,7 +94,8 @@ void PartitionLog::roll_back() {
 void PartitionLog::roll_back_segment(internal::Segment& segment, size_t keep_entries) {
   const uint64_t cut = keep_entries < segment.index.size() ? segment.index[keep_entries].position
                                                            : segment.size_bytes;
-  // Bytes below the cut are committed, so synced, so never evicted above it.
+  // Bytes below the cut are committed, so written (synced where eviction waits for the sync),
+  // so never evicted above it.
   HARK_ASSERT(segment.memory_position <= cut);
   const uint64_t written = std::min(segment.written_bytes, cut);
   const uint64_t synced = std::min(segment.synced_bytes, cut);

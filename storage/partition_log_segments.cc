@@ -56,7 +56,7 @@ Status PartitionLog::remove_segment_front() {
 Result<uint32_t> PartitionLog::delete_segments(uint32_t count) {
   HARK_ASSERT(open_);
   uint32_t deleted = 0;
-  // Only sealed ones, never the active; and (`always`) only ones whose messages all committed.
+  // Only sealed ones, never the active; and only ones whose messages all committed.
   while (deleted < count && segments_.size() > 1 && segments_[1]->start <= next_offset_) {
     HARK_TRY(remove_segment_front());
     deleted++;

@@ -38,13 +38,13 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: hark-bench SCENARIO|all [--smoke] [--json-dir DIR] [--harkd PATH]\n"
                "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
-               "                  [--durability never|interval|always]\n"
+               "                  [--durability write|interval|always|memory]\n"
                "       hark-bench plot --json-dir DIR [--out DIR]\n"
                "Loopback only. Spawns its own harkd (default: the one next to hark-bench) on a\n"
                "free port with a temporary data directory, or measures --address (then without\n"
                "server CPU or RSS figures). --shards: the spawned harkd's (default 2); --gap-us:\n"
                "the idle time before each message in wake and peers (default 1000);\n"
-               "--durability: the spawned harkd's (default never).\n"
+               "--durability: the spawned harkd's (default write, harkd's default).\n"
                "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
                "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);

@@ -16,7 +16,7 @@ struct Options {
   // The producer's idle time before each message in `wake` and `peers` (0: back to back, which
   // measures less than a park: the consumer may not have parked again yet).
   std::chrono::microseconds gap{1000};
-  std::string durability = "never";  // The spawned harkd's --durability.
+  std::string durability = "write";  // The spawned harkd's --durability.
 };
 
 }  // namespace hark::bench

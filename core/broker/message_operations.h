@@ -8,6 +8,7 @@
 
 #include "core/base/intrusive_list.h"
 #include "core/base/ref.h"
+#include "core/broker/offset_written.h"
 #include "core/broker/operation.h"
 #include "core/wait/wait.h"
 #include "core/wait/wait_shard.h"
@@ -22,8 +23,9 @@ namespace hark::core {
 // back; the server stamps offsets, timestamps, ids and checksums) to one partition of a topic.
 // `messages` must stay valid and unchanged until done(). When done() runs the messages are
 // committed: polls see them and parked polls are woken.
-// Answered once the batch commits (docs/architecture.md §storage): under durability `always`,
-// when its fdatasync completed; a failed commit answers with its error (nothing was kept).
+// Answered once the batch commits (docs/architecture.md §storage): when its write completed
+// (durability `always`: its fdatasync; `memory`: at append); a failed commit answers with its
+// error (nothing was kept).
 class Append : public PartitionOperation, private storage::CommitCompletion {
  public:
   NameOrId stream;
@@ -135,8 +137,10 @@ class Poll : public Operation, private WaitClient, public ListHook<GroupPollTag>
 };
 
 // Stores `offset` as the consumer's position on a partition (offset > the partition's last
-// offset, or any offset on an empty partition: invalid_offset 4100, as Iggy 0.8.0).
-class StoreOffset : public PartitionOperation {
+// offset, or any offset on an empty partition: invalid_offset 4100, as Iggy 0.8.0). Polls see
+// it at once; done() runs once it is written (fdatasynced under durability `always`), or with
+// cannot_write_to_file / cannot_sync_file when that failed (then the previous offset stays).
+class StoreOffset : public PartitionOperation, private OffsetWritten {
  public:
   ConsumerRef consumer;
   NameOrId group;  // When consumer.kind is group.
@@ -148,6 +152,7 @@ class StoreOffset : public PartitionOperation {
  private:
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
   void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
+  void offset_written(Status status) override;
 };
 
 class GetOffset : public PartitionOperation {
@@ -195,8 +200,9 @@ class FlushUnsavedBuffer : public PartitionOperation, private storage::FlushComp
   void flushed(Status status) override;
 };
 
-// Forgets a consumer's stored offset (consumer_offset_not_found, 3021, if there is none).
-class DeleteOffset : public PartitionOperation {
+// Forgets a consumer's stored offset (consumer_offset_not_found, 3021, if there is none);
+// answered once the deletion is written, as StoreOffset.
+class DeleteOffset : public PartitionOperation, private OffsetWritten {
  public:
   ConsumerRef consumer;
   NameOrId group;  // When consumer.kind is group.
@@ -207,6 +213,7 @@ class DeleteOffset : public PartitionOperation {
  private:
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
   void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
+  void offset_written(Status status) override;
 };
 
 }  // namespace hark::core

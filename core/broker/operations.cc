@@ -343,7 +343,7 @@ void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
     return;
   }
   appended = *result;
-  // Committed at once unless durability is `always`: then when the batch's fdatasync completed.
+  // Committed once its write (`always`: fdatasync) completed; at once under `memory`.
   owner.log().when_committed(appended.first + appended.count, *this);
 }
 
@@ -384,7 +384,12 @@ Result<Ref<internal::PartitionCell>> StoreOffset::resolve(BrokerShard& shard) {
 }
 
 void StoreOffset::at_owner(BrokerShard& shard, internal::Partition& owner) {
-  finish(shard, owner.store_offset(consumer, offset));
+  const Status checked = owner.store_offset(consumer, offset, *this);
+  if (!checked.ok()) finish(shard, checked);
+}
+
+void StoreOffset::offset_written(Status status) {
+  finish(*BrokerShard::current(), std::move(status));
 }
 
 Result<Ref<internal::PartitionCell>> GetOffset::resolve(BrokerShard& shard) {
@@ -425,7 +430,12 @@ Result<Ref<internal::PartitionCell>> DeleteOffset::resolve(BrokerShard& shard) {
 }
 
 void DeleteOffset::at_owner(BrokerShard& shard, internal::Partition& owner) {
-  finish(shard, owner.delete_offset(consumer));
+  const Status checked = owner.delete_offset(consumer, *this);
+  if (!checked.ok()) finish(shard, checked);
+}
+
+void DeleteOffset::offset_written(Status status) {
+  finish(*BrokerShard::current(), std::move(status));
 }
 
 // Stats: a tour of every shard, 0 to N-1, then home.

@@ -31,9 +31,9 @@ void LogWriter::start() {
 void LogWriter::appended(uint64_t bytes) {
   accounts_.unwritten_bytes += bytes;
   accounts_.appended_total += bytes;
-  // Under `always` the producer waits for the commit: write at once. If an operation is in
-  // flight, kick() does nothing and these bytes ride the next write and fdatasync.
-  if (always() || accounts_.unwritten_bytes >= options_.flush_bytes) {
+  // Outside `memory` the producer waits for the commit: write at once. If an operation is in
+  // flight, kick() does nothing and these bytes ride the next write (group commit).
+  if (write_at_once() || accounts_.unwritten_bytes >= options_.flush_bytes) {
     kick();
   } else if (!busy() && !flush_timer_.armed()) {
     arm(flush_timer_, options_.flush_interval);
@@ -206,12 +206,16 @@ void LogWriter::complete(int32_t result, uint32_t /*flags*/) {
   }
   applied(op, static_cast<uint64_t>(result));
   const bool settled = op.segment != nullptr && op.segment->sealed && op.segment->settled();
+  // Under `interval` and `always` a failed sync rewrites from memory what it may have lost.
   evict_chunks(segments_, accounts_, options_.memory_bytes_max,
-               options_.durability != Durability::never);
+               options_.durability == Durability::interval || always());
   // The next operation starts before the log acknowledges anything, so the disk is never idle
   // while producers hear of their commit.
   kick();
-  if (op.kind == OpKind::sync_log && op.segment != nullptr) observer_.log_synced();
+  const bool log_op = op.kind == OpKind::write_log || op.kind == OpKind::sync_log;
+  if (log_op && op.segment != nullptr) observer_.log_progressed();
+  // After the commit moved: a sealed segment's files close once the next one holds a
+  // committed message (PartitionLog::close_settled_files).
   if (settled) {
     op = InFlight{};  // Its reference to the file goes first, so the observer's close closes.
     observer_.sealed_settled();

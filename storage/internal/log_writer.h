@@ -21,18 +21,21 @@ namespace hark::storage::internal {
 // crash cannot keep a later segment and lose an earlier one; within a segment, the index is
 // written after the data it describes.
 //
-// Starts when flush_bytes are unwritten or flush_interval after the first unwritten byte;
-// under `interval` it also syncs every sync_interval. Once started it runs until everything is
-// written. A failed operation (ENOSPC, EIO) keeps every byte in memory, sets failure() — the
-// log rejects appends while it is set — logs once, and is retried every flush_interval; a
-// failed sync rewinds the segment to its last synced position (the kernel may have dropped the
-// dirty pages) as far as the bytes are still in memory.
+// Under `memory` it starts when flush_bytes are unwritten or flush_interval after the first
+// unwritten byte; under every other policy as soon as bytes are appended and no operation is in
+// flight, because the producer waits for the write: appends that arrive while an operation is
+// in flight are written together after it (group commit). Under `interval` it also syncs every
+// sync_interval. Once started it runs until everything is written. A failed operation (ENOSPC,
+// EIO) keeps every byte in memory, sets failure() — the log rejects appends while it is set —
+// logs once, and is retried every flush_interval; a failed sync rewinds the segment to its last
+// synced position (the kernel may have dropped the dirty pages) as far as the bytes are still in
+// memory.
 //
 // Under `always` the order within a segment becomes data, fdatasync of the data (the commit),
-// then index entries, and a write starts as soon as bytes are appended: appends that arrive
-// while an fdatasync is in flight are written together after it and share the next one (group
-// commit). Index entries then only ever describe synced data, and the index is synced when the
-// segment seals or on an explicit flush (it is a cache recovery rebuilds from the .log).
+// then index entries: appends that arrive while an fdatasync is in flight are written together
+// after it and share the next one. Index entries then only ever describe synced data, and the
+// index is synced when the segment seals or on an explicit flush (it is a cache recovery
+// rebuilds from the .log).
 //
 // Owner shard only; its own io completion (one op in flight) and timers.
 class LogWriter final : public io::Completion {
@@ -41,8 +44,9 @@ class LogWriter final : public io::Completion {
   // completion (the next operation already started).
   class Observer {
    public:
-    // A .log fdatasync completed: Segment::synced_bytes grew.
-    virtual void log_synced() = 0;
+    // A .log write or fdatasync completed: Segment::written_bytes or synced_bytes grew (the
+    // commit point may move).
+    virtual void log_progressed() = 0;
     // A sealed segment became settled (Segment::settled): its files are needed no more.
     virtual void sealed_settled() = 0;
     // A write or sync failed with `error` (after the writer rewound what it must rewrite).
@@ -115,6 +119,8 @@ class LogWriter final : public io::Completion {
   void arm(io::Timer& timer, Duration after);
   bool flushed(const FlushCompletion& waiter) const;
   bool always() const { return options_.durability == Durability::always; }
+  // Producers wait for the write (every policy but `memory`): write at once.
+  bool write_at_once() const { return options_.durability != Durability::memory; }
   void notify_flushed();
   void fail_flushes(Error error);
 

@@ -68,7 +68,7 @@ class BrokerTest : public ::testing::Test {
   }
 
   // Stops the broker and starts a new one on the same data directory.
-  void restart(storage::Durability durability = storage::Durability::never) {
+  void restart(storage::Durability durability = storage::Durability::write) {
     if (broker_ != nullptr) broker_->stop();
     broker_.reset();
     BrokerOptions options;

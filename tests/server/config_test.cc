@@ -119,6 +119,10 @@ TEST(LoadConfig, EveryDurabilityPolicyIsAcceptedFromFlagsAndEnvironment) {
   ASSERT_EQ(interval.outcome, ParsedFlags::Outcome::run) << interval.error;
   EXPECT_EQ(interval.options.durability, storage::Durability::interval);
   EXPECT_EQ(interval.options.sync_interval, 250ms);
+  // `write` is the default; `never` is its old name; `memory` must be asked for.
+  EXPECT_EQ(load({}).options.durability, storage::Durability::write);
+  EXPECT_EQ(load({"--durability", "never"}).options.durability, storage::Durability::write);
+  EXPECT_EQ(load({"--durability", "memory"}).options.durability, storage::Durability::memory);
 }
 
 TEST(LoadConfig, PrintedConfigReadsBackToTheSameOptions) {

@@ -1,6 +1,9 @@
 // Covers PartitionLog on the in-memory disk: stamping, validation, reads by offset and
 // timestamp, rolls, background writes and syncs, eviction to disk, reopen, retention, purge,
 // delete-segments and locking. Time is a ManualClock; timers run when the test advances it.
+// These mechanics run under durability `memory` (commit at append), so a test need not drive
+// the disk before it reads; when a commit happens per policy is covered by write_test.cc,
+// always_test.cc and the model test.
 #include "storage/partition_log.h"
 
 #include <gtest/gtest.h>
@@ -20,15 +23,21 @@ std::vector<std::string> payloads(const ReadCollector& read) {
   return out;
 }
 
-LogOptions small_segments() {
+LogOptions at_append() {
   LogOptions options;
+  options.durability = Durability::memory;
+  return options;
+}
+
+LogOptions small_segments() {
+  LogOptions options = at_append();
   options.segment_bytes_max = 1000;
   options.chunk_bytes = 512;
   return options;
 }
 
 TEST(PartitionLog, AppendStampsOffsetsTimestampIdsAndChecksums) {
-  LogHarness harness;
+  LogHarness harness(at_append());
   PartitionLog& log = harness.reopen();
   const auto batch = make_batch({{.payload = "a"}, {.payload = "bb", .id_low = 7}});
   const Result<AppendResult> appended = log.append(batch, 2);
@@ -52,7 +61,7 @@ TEST(PartitionLog, AppendStampsOffsetsTimestampIdsAndChecksums) {
 }
 
 TEST(PartitionLog, RejectedBatchesChangeNothing) {
-  LogHarness harness;
+  LogHarness harness(at_append());
   PartitionLog& log = harness.reopen();
   ASSERT_TRUE(log.append(make_batch(1, "x"), 1).ok());
   auto reserved = make_batch(1, "r");
@@ -76,7 +85,7 @@ TEST(PartitionLog, RejectedBatchesChangeNothing) {
 }
 
 TEST(PartitionLog, TimestampsNeverDecreaseWhenTheClockStepsBack) {
-  LogHarness harness;
+  LogHarness harness(at_append());
   PartitionLog& log = harness.reopen();
   const UnixMicros first = log.append(make_batch(1, "a"), 1)->timestamp;
   harness.clock.set_realtime(first - 5'000'000);
@@ -86,7 +95,7 @@ TEST(PartitionLog, TimestampsNeverDecreaseWhenTheClockStepsBack) {
 }
 
 TEST(PartitionLog, ReadsFromMemoryAnswerBeforeReturning) {
-  LogHarness harness;
+  LogHarness harness(at_append());
   PartitionLog& log = harness.reopen();
   ASSERT_TRUE(log.append(make_batch(5, "m"), 5).ok());
   ReadCollector collector;
@@ -98,7 +107,7 @@ TEST(PartitionLog, ReadsFromMemoryAnswerBeforeReturning) {
 }
 
 TEST(PartitionLog, ReadAtOrPastTheEndIsEmptyAndNothingBeyondIsVisible) {
-  LogHarness harness;
+  LogHarness harness(at_append());
   PartitionLog& log = harness.reopen();
   EXPECT_EQ(harness.read(Offset(0)).count, 0u);
   ASSERT_TRUE(log.append(make_batch(2, "e"), 2).ok());
@@ -109,7 +118,7 @@ TEST(PartitionLog, ReadAtOrPastTheEndIsEmptyAndNothingBeyondIsVisible) {
 }
 
 TEST(PartitionLog, ReadHonoursCountAndByteCapButReturnsAtLeastOne) {
-  LogHarness harness;
+  LogHarness harness(at_append());
   PartitionLog& log = harness.reopen();
   ASSERT_TRUE(log.append(make_batch(4, "c", 34), 4).ok());  // 100 bytes each.
   EXPECT_EQ(harness.read(Offset(0), 2).count, 2u);
@@ -147,7 +156,7 @@ TEST(PartitionLog, OffsetForTimestampFindsTheFirstAtOrAfter) {
 }
 
 TEST(PartitionLog, BackgroundWritesStartAtTheByteThresholdOrAfterTheInterval) {
-  LogOptions options;
+  LogOptions options = at_append();
   options.flush_bytes = 1000;
   LogHarness harness(options);
   PartitionLog& log = harness.reopen();
@@ -279,7 +288,7 @@ TEST(PartitionLog, PurgeRestartsAtOffsetZeroAndBumpsTheEpoch) {
 }
 
 TEST(PartitionLog, ASecondOpenOfTheDirectoryFails) {
-  LogHarness harness;
+  LogHarness harness(at_append());
   harness.reopen();
   EXPECT_EQ(harness.open().error(), Error::cannot_open_database);
 }

@@ -19,6 +19,7 @@ class MemoryDisk::File final : public storage::DiskFile {
   File& operator=(const File&) = delete;
 
   void write(std::span<const std::byte> bytes, uint64_t position, io::Completion& done) override {
+    disk_.writes_count_++;
     disk_.queue_.push_back(Op{Op::Kind::write, data_, {}, bytes, position, &done});
   }
   void read(std::span<std::byte> bytes, uint64_t position, io::Completion& done) override {

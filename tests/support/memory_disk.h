@@ -49,6 +49,8 @@ class MemoryDisk final : public storage::Disk {
   size_t pending() const { return queue_.size(); }
   // Asynchronous fdatasyncs submitted so far (group commit tests count them).
   uint64_t datasyncs_count() const { return datasyncs_count_; }
+  // Asynchronous writes submitted so far (group commit tests count them).
+  uint64_t writes_count() const { return writes_count_; }
 
   void fail_writes(int error_number) { write_errno_ = error_number; }
   void fail_syncs(int error_number) { sync_errno_ = error_number; }
@@ -100,6 +102,7 @@ class MemoryDisk final : public storage::Disk {
   bool crashed_ = false;
   uint64_t datasyncs_count_ = 0;
   size_t open_files_ = 0;
+  uint64_t writes_count_ = 0;
 };
 
 }  // namespace hark::test

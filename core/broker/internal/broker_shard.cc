@@ -132,8 +132,9 @@ Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
                    std::string(error_name(log.error())));
     return log.error();
   }
-  auto offsets =
-      OffsetStore::open(reactor_.ring(), log_options(*cell).directory + "/consumer_offsets");
+  const storage::LogOptions options = log_options(*cell);
+  auto offsets = OffsetStore::open(reactor_.ring(), options.directory + "/consumer_offsets",
+                                   options.durability == storage::Durability::always);
   if (!offsets.ok()) return offsets.error();
   owned_[cell->key] =
       std::make_unique<Partition>(waits_, cell, std::move(log).value(), std::move(offsets).value());

@@ -76,15 +76,15 @@ std::optional<uint64_t> Partition::stored_offset(const ConsumerRef& consumer) co
   return offsets_->get(consumer);
 }
 
-Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset) {
+Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset, OffsetWritten& done) {
   if (log_->empty() && log_->next_offset().value() == 0) return Error::invalid_offset;
   if (offset >= log_->next_offset().value()) return Error::invalid_offset;
-  offsets_->set(consumer, offset);
+  offsets_->set(consumer, offset, done);
   return ok_status();
 }
 
-Status Partition::delete_offset(const ConsumerRef& consumer) {
-  return offsets_->erase(consumer) ? ok_status() : Status(Error::consumer_offset_not_found);
+Status Partition::delete_offset(const ConsumerRef& consumer, OffsetWritten& done) {
+  return offsets_->erase(consumer, done) ? ok_status() : Status(Error::consumer_offset_not_found);
 }
 
 void Partition::close() {

@@ -15,8 +15,9 @@
 namespace hark::core::internal {
 
 // A partition on its owner shard: the log, the stored consumer offsets, and the commit point
-// it publishes to (its PartitionCell): every commit advance of the log (at append, or under
-// `always` when its fdatasync completes) is published to `waits`. Used on the owner shard only.
+// it publishes to (its PartitionCell): every commit advance of the log (when a write, or under
+// `always` an fdatasync, completes; at append under `memory`) is published to `waits`. Used on the
+// owner shard only.
 class Partition final : private storage::CommitListener {
  public:
   // `waits` (the owner shard's) must outlive the partition.
@@ -29,9 +30,9 @@ class Partition final : private storage::CommitListener {
   PartitionCell& cell() { return *cell_; }
   storage::PartitionLog& log() { return *log_; }
 
-  // Appends. The batch commits at once, or under durability `always` when its fdatasync
-  // completes (log().when_committed() hears of it); parked polls it satisfies wake at the end
-  // of the loop iteration of the commit.
+  // Appends. The batch commits when its write completes (durability `always`: its fdatasync;
+  // `memory`: at once; log().when_committed() hears of it); parked polls it satisfies wake at the
+  // end of the loop iteration of the commit.
   Result<storage::AppendResult> append(std::span<const std::byte> messages, uint32_t count);
   // Drops every message and stored offset; a new epoch at offset 0 (parked polls: empty).
   Status purge(WaitShard& waits);
@@ -44,10 +45,11 @@ class Partition final : private storage::CommitListener {
                            const ConsumerRef& consumer) const;
 
   std::optional<uint64_t> stored_offset(const ConsumerRef& consumer) const;
-  // invalid_offset (4100) past the last offset or on an empty partition, as Iggy 0.8.0.
-  Status store_offset(const ConsumerRef& consumer, uint64_t offset);
-  // consumer_offset_not_found (3021) if nothing was stored.
-  Status delete_offset(const ConsumerRef& consumer);
+  // invalid_offset (4100) past the last offset or on an empty partition, as Iggy 0.8.0; else
+  // ok, and `done` hears once the offset is written (OffsetStore).
+  Status store_offset(const ConsumerRef& consumer, uint64_t offset, OffsetWritten& done);
+  // consumer_offset_not_found (3021) if nothing was stored; else ok, and `done` hears later.
+  Status delete_offset(const ConsumerRef& consumer, OffsetWritten& done);
 
   // Writes out what is pending and closes the log and the offsets (drives the ring).
   void close();
