@@ -62,7 +62,11 @@ Offset PartitionLog::commit_end() const {
 }
 
 void PartitionLog::log_progressed() {
-  if (options_.durability != Durability::memory) advance_commit(commit_end());
+  if (options_.durability == Durability::memory) return;
+  advance_commit(commit_end());
+  // A settled sealed segment keeps its files until a message after it is committed (a failed
+  // commit could make it active again): that may be this one.
+  close_settled_files();
 }
 
 void PartitionLog::writes_failed(Error error) {

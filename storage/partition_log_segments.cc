@@ -65,10 +65,15 @@ Result<uint32_t> PartitionLog::delete_segments(uint32_t count) {
 }
 
 void PartitionLog::close_settled_files() {
-  for (size_t i = 0; i + 1 < segments_.size(); i++) {
+  // Sealed segments settle, and so close, oldest first: the ones still open are the newest
+  // before the active one. Scanning back from there stops at the first closed one, so this
+  // costs O(1) per call in the steady state (it runs after every write, log_progressed).
+  if (segments_.size() < 2) return;
+  for (size_t i = segments_.size() - 1; i-- > 0;) {
     internal::Segment& segment = *segments_[i];
-    if (!segment.log_file || !segment.sealed || !segment.settled()) continue;
-    if (segments_[i + 1]->start >= next_offset_) break;  // roll_back() may reopen it.
+    if (!segment.log_file) break;
+    if (!segment.sealed || !segment.settled()) continue;
+    if (segments_[i + 1]->start >= next_offset_) continue;  // roll_back() may reopen it.
     segment.log_file.reset();  // An operation in flight keeps its own reference.
     segment.index_file.reset();
   }
