@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -270,7 +271,7 @@ void ratio_notes(Report& report, const std::string& placement,
   }
 }
 
-// Scoped: every server back on all the CPUs hark-bench may use.
+// Every server back on all the CPUs hark-bench may use.
 void unpin_all(std::span<const ProcessTarget> targets) {
   cpu_set_t all;
   CPU_ZERO(&all);
@@ -278,6 +279,15 @@ void unpin_all(std::span<const ProcessTarget> targets) {
   for (const ProcessTarget& target : targets) {
     if (target.pid > 0) (void)pin_process(target.pid, all);
   }
+}
+
+// The machine's load average, which says how much else competed for the CPUs.
+std::string load_average() {
+  double load[3] = {0, 0, 0};
+  if (::getloadavg(load, 3) != 3) return "?";
+  char text[48];
+  std::snprintf(text, sizeof text, "%.2f %.2f %.2f", load[0], load[1], load[2]);
+  return text;
 }
 
 }  // namespace
@@ -326,6 +336,7 @@ ProcessTarget nats_process_target(const PeerProcess& server, std::string variant
 bool measure_process_wakes(const Options& options, std::span<const ProcessTarget> targets,
                            std::span<const TargetRatio> ratios, Report& report) {
   const std::vector<Placement> placements = make_placements(options.placements, report);
+  const std::string load_before = load_average();
   const int blocks = options.smoke ? 1 : 5;
   const int per_block = options.smoke ? 20 : 400;
   std::vector<std::vector<Cell>> cells(placements.size(), std::vector<Cell>(targets.size()));
@@ -341,6 +352,8 @@ bool measure_process_wakes(const Options& options, std::span<const ProcessTarget
     }
   }
   unpin_all(targets);
+  report.note("load average (1, 5, 15 min) before: " + load_before + "; after: " + load_average() +
+              " (other processes share these CPUs: compare ratios within the run)");
   for (size_t p = 0; p < placements.size(); p++) {
     std::map<std::string, Row> rows;
     for (size_t t = 0; t < targets.size(); t++) {
