@@ -70,10 +70,9 @@ class RoleProcess {
  public:
   RoleProcess() = default;
   ~RoleProcess() {
-    if (pid_ <= 0) return;
     close_stdin();
-    ::kill(pid_, SIGKILL);
-    (void)wait_exit();
+    if (pid_ > 0) ::kill(pid_, SIGKILL);
+    (void)wait_exit();  // Reaps it and closes its stdout, also when the fork failed.
   }
   RoleProcess(const RoleProcess&) = delete;
   RoleProcess& operator=(const RoleProcess&) = delete;
