@@ -21,31 +21,6 @@ std::string fresh_name(const char* what) {
   return std::string(what) + std::to_string(next.fetch_add(1));
 }
 
-SteadyClock::time_point stamp_of(const std::string& payload) {
-  return read_stamp(std::as_bytes(std::span(payload.data(), payload.size())));
-}
-
-// Creates a stream NAME on subject NAME and `consumers` durables c0, c1, ... on it.
-bool set_up(NatsClient& admin, const std::string& name, size_t consumers) {
-  if (!nats_create_stream(admin, name, name)) return false;
-  for (size_t i = 0; i < consumers; i++) {
-    if (!nats_create_consumer(admin, name, "c" + std::to_string(i))) return false;
-  }
-  return true;
-}
-
-// Reads the producer's pending publish acks.
-bool read_acks(NatsClient& producer, size_t count) {
-  NatsEvent event;
-  for (size_t i = 0; i < count; i++) {
-    if (!producer.next(event) || event.payload.find("\"error\"") != std::string::npos) {
-      std::fprintf(stderr, "nats: publish not acked: %s\n", event.payload.c_str());
-      return false;
-    }
-  }
-  return true;
-}
-
 // NATS events for a Fleet: answers PINGs, hands PONGs and messages to `on_event`.
 class NatsReplies : public ReplyParser {
  public:
@@ -81,6 +56,25 @@ bool fleet_send(Fleet& fleet, size_t link, const std::string& bytes) {
 
 }  // namespace
 
+bool nats_set_up(NatsClient& admin, const std::string& name, size_t consumers) {
+  if (!nats_create_stream(admin, name, name)) return false;
+  for (size_t i = 0; i < consumers; i++) {
+    if (!nats_create_consumer(admin, name, "c" + std::to_string(i))) return false;
+  }
+  return true;
+}
+
+bool nats_read_acks(NatsClient& producer, size_t count) {
+  NatsEvent event;
+  for (size_t i = 0; i < count; i++) {
+    if (!producer.next(event) || event.payload.find("\"error\"") != std::string::npos) {
+      std::fprintf(stderr, "nats: publish not acked: %s\n", event.payload.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 WakeResult nats_wake(const std::string& address, pid_t pid, int count,
                      std::chrono::microseconds gap) {
   WakeResult run;
@@ -88,7 +82,7 @@ WakeResult nats_wake(const std::string& address, pid_t pid, int count,
   NatsClient producer;
   NatsClient consumer;
   const std::string name = fresh_name("WAKE");
-  if (!producer.connect(address) || !consumer.connect(address) || !set_up(producer, name, 1)) {
+  if (!producer.connect(address) || !consumer.connect(address) || !nats_set_up(producer, name, 1)) {
     return run;
   }
   std::atomic<int> received{0};
@@ -125,7 +119,7 @@ WakeResult nats_wake(const std::string& address, pid_t pid, int count,
     if (received.load() >= count) break;
     std::this_thread::sleep_for(gap);
     send_failed = !producer.send(nats_pub(name, producer.inbox("ack"), stamped_payload(8))) ||
-                  !read_acks(producer, 1);
+                  !nats_read_acks(producer, 1);
   }
   consumer_thread.join();
   const int64_t cpu_ns = cpu.used_ns();
@@ -142,7 +136,7 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
   result.failed = true;
   NatsClient admin;
   const std::string name = fresh_name("FAN");
-  if (!admin.connect(address) || !set_up(admin, name, consumers)) return result;
+  if (!admin.connect(address) || !nats_set_up(admin, name, consumers)) return result;
   const size_t producer = consumers;  // The last link: publishes from the same loop.
   size_t pending = 0;
   std::vector<SteadyClock::time_point> woken(consumers);
@@ -210,7 +204,7 @@ void publish_batches(NatsClient& producer, const std::string& subject, size_t si
     commands.clear();
     const std::string payload = stamped_payload(size);
     for (size_t i = 0; i < n; i++) commands += nats_pub(subject, ack, payload);
-    if (!producer.send(commands) || !read_acks(producer, n)) failed.store(true);
+    if (!producer.send(commands) || !nats_read_acks(producer, n)) failed.store(true);
   }
 }
 
@@ -223,7 +217,7 @@ ThroughputResult nats_throughput(const std::string& address, pid_t pid, size_t s
   NatsClient producer;
   NatsClient consumer;
   const std::string name = fresh_name("TP");
-  if (!producer.connect(address) || !consumer.connect(address) || !set_up(producer, name, 1)) {
+  if (!producer.connect(address) || !consumer.connect(address) || !nats_set_up(producer, name, 1)) {
     return result;
   }
   std::atomic<bool> failed{false};

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include "bench/suite/net.h"
 #include "bench/suite/scenarios.h"
 
 namespace hark::bench {
@@ -30,7 +31,14 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
 ThroughputResult nats_throughput(const std::string& address, pid_t pid, size_t size, size_t count,
                                  size_t batch);
 
-// A payload of `size` bytes (at least 8) starting with the send time.
+// A payload of `size` bytes (at least 8) starting with the send time, and that time back.
 std::string stamped_payload(size_t size);
+SteadyClock::time_point stamp_of(const std::string& payload);
+
+// NATS: creates a stream NAME on subject NAME and `consumers` durables c0, c1, ... on it
+// through `admin`; reads `count` pending publish acks of `producer` (false on an error ack).
+class NatsClient;
+bool nats_set_up(NatsClient& admin, const std::string& name, size_t consumers);
+bool nats_read_acks(NatsClient& producer, size_t count);
 
 }  // namespace hark::bench

@@ -19,10 +19,6 @@ std::string fresh_key(const char* what) {
   return std::string("bench-") + what + "-" + std::to_string(next.fetch_add(1));
 }
 
-SteadyClock::time_point stamp_of(const std::string& payload) {
-  return read_stamp(std::as_bytes(std::span(payload.data(), payload.size())));
-}
-
 // RESP replies for a Fleet, handed to `on_reply`.
 class RespReplies : public ReplyParser {
  public:
@@ -47,6 +43,10 @@ std::string stamped_payload(size_t size) {
   write_stamp(std::as_writable_bytes(std::span(payload.data(), payload.size())),
               SteadyClock::now());
   return payload;
+}
+
+SteadyClock::time_point stamp_of(const std::string& payload) {
+  return read_stamp(std::as_bytes(std::span(payload.data(), payload.size())));
 }
 
 WakeResult redis_wake(const std::string& address, pid_t pid, int count,

@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <sys/resource.h>
 
 #include "bench/suite/children.h"
+#include "bench/suite/client_role.h"
 #include "bench/suite/net.h"
 #include "bench/suite/plot.h"
 #include "bench/suite/scenarios.h"
@@ -38,13 +40,24 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: hark-bench SCENARIO|all [--smoke] [--json-dir DIR] [--harkd PATH]\n"
                "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
+<<<<<<< HEAD
                "                  [--durability write|interval|always|memory]\n"
+=======
+               "                  [--durability never|interval|always]\n"
+               "                  [--clients threads|processes] [--placements LIST]\n"
+>>>>>>> clients
                "       hark-bench plot --json-dir DIR [--out DIR]\n"
                "Loopback only. Spawns its own harkd (default: the one next to hark-bench) on a\n"
                "free port with a temporary data directory, or measures --address (then without\n"
                "server CPU or RSS figures). --shards: the spawned harkd's (default 2); --gap-us:\n"
                "the idle time before each message in wake and peers (default 1000);\n"
+<<<<<<< HEAD
                "--durability: the spawned harkd's (default write, harkd's default).\n"
+=======
+               "--durability: the spawned harkd's (default never). --clients processes: wake\n"
+               "and peers with producer and consumer in two processes of blocking sockets, in\n"
+               "each of --placements unpinned,one-cpu,split (default all three).\n"
+>>>>>>> clients
                "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
                "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);
@@ -99,6 +112,17 @@ bool parse_flags(int argc, char** argv, Options& options, std::string& out_dir) 
       options.gap = std::chrono::microseconds(std::max(0, std::atoi(argv[++i])));
     } else if (arg == "--durability" && has_value) {
       options.durability = argv[++i];
+    } else if (arg == "--clients" && has_value) {
+      const std::string mode = argv[++i];
+      if (mode != "threads" && mode != "processes") {
+        std::fprintf(stderr, "hark-bench: --clients threads|processes\n");
+        return false;
+      }
+      options.client_processes = mode == "processes";
+    } else if (arg == "--placements" && has_value) {
+      options.placements.clear();
+      std::stringstream list(argv[++i]);
+      for (std::string name; std::getline(list, name, ',');) options.placements.push_back(name);
     } else if (arg == "--shards" && has_value) {
       options.shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else {
@@ -142,6 +166,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
+  if (command == "client-role") return run_client_role(argc, argv);  // A child of `--clients`.
   Options options;
   options.harkd_path = default_harkd();
   std::string out_dir;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hark::bench {
 
@@ -17,6 +18,12 @@ struct Options {
   // measures less than a park: the consumer may not have parked again yet).
   std::chrono::microseconds gap{1000};
   std::string durability = "write";  // The spawned harkd's --durability.
+  // `wake` and `peers`: producer and consumer as threads of hark-bench (false, the default) or
+  // as two child processes with one blocking socket each (--clients processes).
+  bool client_processes = false;
+  // Where servers and client processes run in the processes mode (--placements): any of
+  // unpinned, one-cpu, split.
+  std::vector<std::string> placements = {"unpinned", "one-cpu", "split"};
 };
 
 }  // namespace hark::bench

@@ -3,12 +3,14 @@
 // own loopback port with fresh temporary state, started and stopped by this scenario. Measured
 // the same way for all three (bench/peers/peer_measures.h): `wake` (1 ms gap, in alternating
 // blocks so load weighs on all alike), `fanout` (K = 1, 10, 100, 1000) and `throughput` (100 B
-// and 1 KB in batches). The notes give each peer's figures as ratios to hark's.
+// and 1 KB in batches). The notes give each peer's figures as ratios to hark's. With
+// --clients processes it measures the wake only, the way SDK clients see it (run_peers_processes).
 #include <cstdio>
 #include <functional>
 
 #include "bench/peers/peer_measures.h"
 #include "bench/peers/peer_process.h"
+#include "bench/suite/client_processes.h"
 #include "bench/suite/echo.h"
 #include "bench/suite/hark_link.h"
 #include "bench/suite/scenarios.h"
@@ -26,10 +28,10 @@ struct Peer {
   ThroughputResult (*throughput)(const std::string&, pid_t, size_t, size_t, size_t);
 };
 
-// Starts redis-server or nats-server if installed. Not installed: a note, and a failure unless
-// in smoke mode (where CI may lack them).
-bool start_peer(const Options& options, Peer& peer, const std::string& program, Report& report,
-                bool& ok) {
+// Starts redis-server or nats-server if installed, with `settings` after the bench's own
+// arguments. Not installed: a note, and a failure unless in smoke mode (where CI may lack them).
+bool start_peer_server(const Options& options, PeerProcess& process, const std::string& program,
+                       const std::vector<std::string>& settings, Report& report, bool& ok) {
   const std::string path = PeerProcess::find_program(program);
   if (path.empty()) {
     report.note("skipped: " + program + " not installed (bench/peers/setup.sh installs it)");
@@ -37,22 +39,34 @@ bool start_peer(const Options& options, Peer& peer, const std::string& program, 
     ok = ok && options.smoke;
     return false;
   }
-  const bool started = peer.process.start(program, [&](const std::string& dir, uint16_t port) {
+  const bool started = process.start(program, [&](const std::string& dir, uint16_t port) {
     const std::string p = std::to_string(port);
-    if (program == "redis-server") {
-      return std::vector<std::string>{
-          path, "--port",           p,    "--bind",       "127.0.0.1", "--save",
-          "",   "--appendonly",     "no", "--dir",        dir,         "--daemonize",
-          "no", "--protected-mode", "no", "--maxclients", "4096"};
-    }
-    return std::vector<std::string>{path, "-js", "-a", "127.0.0.1", "-p", p, "-sd", dir};
+    std::vector<std::string> args =
+        program == "redis-server"
+            ? std::vector<std::string>{path,        "--port",       p,     "--bind",
+                                       "127.0.0.1", "--save",       "",    "--dir",
+                                       dir,         "--daemonize",  "no",  "--protected-mode",
+                                       "no",        "--maxclients", "4096"}
+            : std::vector<std::string>{path, "-js", "-a", "127.0.0.1", "-p", p, "-sd", dir};
+    args.insert(args.end(), settings.begin(), settings.end());
+    return args;
   });
   if (!started) {
-    report.note(peer.system + ": " + program + " did not start");
+    report.note(program + " " + (settings.empty() ? "" : settings.back()) + ": did not start");
     ok = false;
   }
-  peer.running = started;
   return started;
+}
+
+// Redis keeps the stream in memory only, unless `settings` say otherwise.
+const std::vector<std::string> redis_in_memory = {"--appendonly", "no"};
+
+bool start_peer(const Options& options, Peer& peer, const std::string& program, Report& report,
+                bool& ok) {
+  peer.running = start_peer_server(
+      options, peer.process, program,
+      program == "redis-server" ? redis_in_memory : std::vector<std::string>{}, report, ok);
+  return peer.running;
 }
 
 void ratio_note(Report& report, const std::string& what, const Row& hark, const Row& other,
@@ -204,9 +218,52 @@ bool peers_throughput(const Options& options, Report& report, const HarkServer& 
   return ok;
 }
 
+// --clients processes: the wake only, with separate producer and consumer processes in each
+// placement (client_processes.h), for hark, Redis and NATS as in the threads mode, then the
+// durability rows: Redis writing its AOF before it replies (appendfsync no) next to harkd's
+// configured durability, and fsyncing it (appendfsync always) next to harkd `always`.
+bool run_peers_processes(const Options& options, Report& report) {
+  bool ok = true;
+  Options always = options;
+  always.durability = "always";
+  HarkServer hark;
+  HarkServer hark_always;
+  if (!hark.start(options) || !hark_always.start(always)) return false;
+  const std::string hark_variant = "durability " + options.durability;
+  std::vector<ProcessTarget> targets = {hark_process_target(hark, hark_variant)};
+  PeerProcess redis[3];
+  PeerProcess nats;
+  const std::vector<std::string> aof_no = {"--appendonly", "yes", "--appendfsync", "no"};
+  const std::vector<std::string> aof_always = {"--appendonly", "yes", "--appendfsync", "always"};
+  if (start_peer_server(options, redis[0], "redis-server", redis_in_memory, report, ok)) {
+    targets.push_back(redis_process_target(redis[0], "in memory"));
+  }
+  if (start_peer_server(options, nats, "nats-server", {}, report, ok)) {
+    targets.push_back(nats_process_target(nats, "JetStream file store"));
+  }
+  if (start_peer_server(options, redis[1], "redis-server", aof_no, report, ok)) {
+    targets.push_back(redis_process_target(redis[1], "AOF fsync no"));
+  }
+  targets.push_back(hark_process_target(hark_always, "durability always"));
+  if (start_peer_server(options, redis[2], "redis-server", aof_always, report, ok)) {
+    targets.push_back(redis_process_target(redis[2], "AOF fsync always"));
+  }
+  const std::string hark_label = "hark " + hark_variant;
+  const TargetRatio ratios[] = {{hark_label, "redis in memory"},
+                                {hark_label, "nats JetStream file store"},
+                                {hark_label, "redis AOF fsync no"},
+                                {"hark durability always", "redis AOF fsync always"}};
+  ok = measure_process_wakes(options, targets, ratios, report) && ok;
+  for (PeerProcess& process : redis) process.stop();
+  nats.stop();
+  const bool stopped = hark_always.stop();
+  return hark.stop() && stopped && ok;
+}
+
 }  // namespace
 
 bool run_peers(const Options& options, Report& report) {
+  if (options.client_processes) return run_peers_processes(options, report);
   bool ok = true;
   HarkServer hark;
   if (!hark.start(options, 2048)) return false;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -53,6 +54,38 @@ int64_t process_rss_bytes(pid_t pid) {
   long long resident = 0;
   if (!(file >> size >> resident)) return -1;
   return resident * ::sysconf(_SC_PAGESIZE);
+}
+
+int64_t process_context_switches(pid_t pid) {
+  if (pid <= 0) return -1;
+  std::error_code error;
+  int64_t total = 0;
+  bool any = false;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream file(task.path() / "status");
+    std::string line;
+    while (std::getline(file, line)) {
+      long long count = 0;
+      if (std::sscanf(line.c_str(), "voluntary_ctxt_switches: %lld", &count) == 1 ||
+          std::sscanf(line.c_str(), "nonvoluntary_ctxt_switches: %lld", &count) == 1) {
+        total += count;
+        any = true;
+      }
+    }
+  }
+  return any ? total : -1;
+}
+
+bool pin_process(pid_t pid, const cpu_set_t& cpus) {
+  std::error_code error;
+  bool any = false;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    const pid_t tid = std::atoi(task.path().filename().c_str());
+    if (tid > 0 && ::sched_setaffinity(tid, sizeof cpus, &cpus) == 0) any = true;
+  }
+  return any;
 }
 
 CpuWindow::CpuWindow(pid_t pid) : pid_(pid), start_ns_(process_cpu_ns(pid)) {}

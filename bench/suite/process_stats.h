@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sched.h>
+
 #include <cstdint>
 
 #include <sys/types.h>
@@ -12,6 +14,16 @@ namespace hark::bench {
 int64_t process_cpu_ns(pid_t pid);
 // Resident set size of `pid` in bytes (/proc/PID/statm); -1 if unknown.
 int64_t process_rss_bytes(pid_t pid);
+
+// Context switches (voluntary + involuntary) of every live thread of `pid`, summed from
+// /proc/PID/task/*/status (/proc/PID/status alone counts the main thread only); -1 if the
+// process is gone.
+int64_t process_context_switches(pid_t pid);
+
+// Sets the CPU affinity of every live thread of `pid` (threads it starts later inherit their
+// creator's). Threads that refuse (io_uring's io-wq workers) keep theirs. False if no thread
+// took it.
+bool pin_process(pid_t pid, const cpu_set_t& cpus);
 
 // A process's CPU over a window: construct at its start, read at its end.
 class CpuWindow {

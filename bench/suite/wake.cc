@@ -4,10 +4,13 @@
 // idle time; --shards 1 keeps every hop on one shard). Alongside, in
 // alternating blocks so a neighbour's load weighs on all rows alike: a loopback TCP echo of
 // the producer's frame size (the floor) and a PING round trip to harkd (its request path).
+// That is the threads mode; --clients processes measures harkd with separate producer and
+// consumer processes in each placement instead (client_processes.h).
 #include <atomic>
 #include <cstdio>
 #include <thread>
 
+#include "bench/suite/client_processes.h"
 #include "bench/suite/echo.h"
 #include "bench/suite/hark_link.h"
 #include "bench/suite/process_stats.h"
@@ -201,9 +204,19 @@ void report_wake(const Options& options, WakeSamples samples, bool compared, Rep
   }
 }
 
+// --clients processes: harkd as configured, in each placement (client_processes.h).
+bool run_wake_processes(const Options& options, Report& report) {
+  HarkServer server;
+  if (!server.start(options)) return false;
+  const ProcessTarget targets[] = {hark_process_target(server, "")};
+  const bool ok = measure_process_wakes(options, targets, {}, report);
+  return server.stop() && ok;
+}
+
 }  // namespace
 
 bool run_wake(const Options& options, Report& report) {
+  if (options.client_processes) return run_wake_processes(options, report);
   // Two servers side by side: connections migrating to the partition's owner shard (harkd's
   // default) and staying where accepted, so the zero-hop gain is measured in one run. An
   // external harkd (--address) is measured as it is.
