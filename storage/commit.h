@@ -9,10 +9,11 @@ namespace hark::storage {
 class PartitionLog;
 
 // Hears when an appended batch commits (PartitionLog::when_committed): once, on the log's
-// shard, with ok when every message before the target offset is committed — once the write (under
-// `always` the fdatasync) that covers them completed, at once under `memory` — or with the error of the failed write or
-// sync that rolled them back (they are then never served). The object must stay alive until
-// then. Data plane: waiting and completing never allocate (an intrusive FIFO).
+// shard, with ok when every message before the target offset is committed — once the write
+// (under `always` the fdatasync) that covers them completed, at once under `memory` — or with
+// the error of the failed write or sync that rolled them back (they are then never served).
+// The object must stay alive until then. Data plane: waiting and completing never allocate (an
+// intrusive FIFO).
 struct CommitTag;
 class CommitCompletion : public ListHook<CommitTag> {
  public:

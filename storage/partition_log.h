@@ -76,10 +76,10 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // Validates a send's messages blob (`count` messages back to back) and, if valid, copies it
   // into the log, stamps each message (offset, one timestamp per batch never below the
   // previous one, a random UUID for id 0, checksum) and commits it (under `memory`; otherwise
-  // starts its write, and when_committed() hears of the commit). A rejected batch changes nothing. Errors: the
-  // Iggy codes of validate_batch(); cannot_append_message when too many bytes wait to be written;
-  // while background writes fail, the failure's code (cannot_save_messages_to_segment or
-  // cannot_sync_file); file errors of a segment roll.
+  // starts its write, and when_committed() hears of the commit). A rejected batch changes nothing.
+  // Errors: the Iggy codes of validate_batch(); cannot_append_message when too many bytes wait to
+  // be written; while background writes fail, the failure's code (cannot_save_messages_to_segment
+  // or cannot_sync_file); file errors of a segment roll.
   Result<AppendResult> append(std::span<const std::byte> messages, uint32_t count);
 
   // Calls `done.committed()` once every message below `end` is committed, or with the error
@@ -97,7 +97,8 @@ class PartitionLog final : private internal::LogWriter::Observer {
   uint64_t size_bytes() const;
   uint32_t segments_count() const { return static_cast<uint32_t>(segments_.size()); }
   uint64_t messages_count() const;
-  // Bumped by purge() (docs/long-polling.md: a parked poll registered in an older epoch is answered).
+  // Bumped by purge() (docs/long-polling.md: a parked poll registered in an older epoch is
+  // answered).
   uint64_t epoch() const { return epoch_; }
   // Bytes of chunks held in memory, and bytes not yet written (for metrics and tests).
   uint64_t memory_bytes() const { return accounts_.memory_bytes; }

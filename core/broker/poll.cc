@@ -1,4 +1,5 @@
-// Poll: evaluated at the partitions' owners, parked at home (docs/long-polling.md, docs/architecture.md §4).
+// Poll: evaluated at the partitions' owners, parked at home (docs/long-polling.md,
+// docs/architecture.md §4).
 //
 //   home: resolve, deadline ──► owner of each partition in turn (one, or a group member's
 //         assignment): start offset, read; the first with messages ends the tour
@@ -294,7 +295,8 @@ void Poll::on_abort(BrokerShard& shard, AbortReason reason) {
 }
 
 void Poll::report_waited_on() {
-  // The partition waited on; for a group member, the first one assigned to it (docs/long-polling.md §When a poll parks).
+  // The partition waited on; for a group member, the first one assigned to it (docs/long-polling.md
+  // §When a poll parks).
   const PartitionCell* reported = cells_.front().get();
   for (const auto& cell : cells_) {
     if (group_wide_ && cell->key.partition.value() == assigned_.front()) reported = cell.get();

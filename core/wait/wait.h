@@ -44,7 +44,8 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   // the home evaluates the poll again instead).
   uint32_t read_count() const { return read_count_; }
   // The messages the owner read when this registration won, if it could (data in memory):
-  // the woken poll is answered without another hop (docs/long-polling.md §Where the data of a woken poll comes from).
+  // the woken poll is answered without another hop (docs/long-polling.md §Where the data of a
+  // woken poll comes from).
   void attach(storage::ReadView view) { view_ = std::move(view); }
   storage::ReadView take_view() { return std::move(view_); }
 

@@ -152,7 +152,8 @@ TEST(HarkdStartLimits, ImpossibleSettingsStopHarkdAtStartWithAReason) {
   EXPECT_NE(nofile_text.find("exited 2"), std::string::npos) << nofile_text;
   const auto [policy_exit, policy_text] = run_to_exit({"--durability", "sometimes"});
   EXPECT_NE(policy_text.find("storage.durability"), std::string::npos) << policy_text;
-  EXPECT_NE(policy_text.find("write, interval, always or memory"), std::string::npos) << policy_text;
+  EXPECT_NE(policy_text.find("write, interval, always or memory"), std::string::npos)
+      << policy_text;
   EXPECT_NE(policy_text.find("exited 2"), std::string::npos) << policy_text;
 }
 

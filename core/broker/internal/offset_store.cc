@@ -91,7 +91,7 @@ bool sync_directory_now(const std::string& path) {
 bool replace_file_now(const std::string& path, const std::vector<std::byte>& bytes, bool sync) {
   const std::string temporary = temporary_path(path);
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                          storage::private_file_mode);
+                        storage::private_file_mode);
   if (fd < 0) return false;
   const bool written = write_all(fd, bytes) && (!sync || ::fdatasync(fd) == 0);
   ::close(fd);
@@ -230,7 +230,7 @@ void OffsetStore::start_compaction() {
   step_ = Step::compact_write;
   const std::string temporary = temporary_path(path_);
   compact_fd_ = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                          storage::private_file_mode);
+                       storage::private_file_mode);
   if (compact_fd_ < 0) {
     fail(Error::cannot_write_to_file, -errno);
     return;

@@ -39,8 +39,8 @@ class Partition final : private storage::CommitListener {
   Status apply_retention();
   Result<uint32_t> delete_segments(uint32_t count);
 
-  // The first offset a poll reads (docs/long-polling.md §When a poll parks: it is also the `want` of
-  // its registration when the poll parks).
+  // The first offset a poll reads (docs/long-polling.md §When a poll parks: it is also the `want`
+  // of its registration when the poll parks).
   Result<Offset> start_for(PollFrom from, uint64_t value, uint32_t count,
                            const ConsumerRef& consumer) const;
 
