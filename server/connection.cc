@@ -171,7 +171,8 @@ void Connection::Hangup::complete(int32_t result, uint32_t /*flags*/) {
 
 void Connection::update_receive() {
   const bool open = phase_ == Phase::awaiting_login || phase_ == Phase::serving;
-  if (open && !requests_.ahead_full()) {
+  const bool receiving = recv_armed_ && !recv_cancelled_;
+  if (open && (receiving ? !requests_.ahead_full() : requests_.ahead_low())) {
     stop_hangup();
     // A recv whose cancel is under way is re-armed at its last CQE (recv_complete).
     if (!recv_armed_) arm_recv();

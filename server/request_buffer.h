@@ -56,6 +56,9 @@ class RequestBuffer {
   // at most one receive past the first, incomplete, frame).
   size_t ahead_bytes() const { return pinned() ? buffered_bytes() - pinned_bytes_ : 0; }
   bool ahead_full() const { return ahead_bytes() >= ahead_max_; }
+  // Down to half the bound: a paused receive resumes (not at every request taken, so a
+  // client that pipelines costs one pause and resume per ahead_max / 2 bytes).
+  bool ahead_low() const { return ahead_bytes() <= ahead_max_ / 2; }
   // Bytes the buffers hold room for (what this connection's requests cost in memory).
   size_t capacity_bytes() const { return main_.capacity() + side_.capacity(); }
 
