@@ -216,6 +216,12 @@ Submission Ring::nop(Completion& completion) {
   return {*this, sqe};
 }
 
+Submission Ring::poll(int fd, uint32_t events, Completion& completion) {
+  io_uring_sqe* sqe = prepare(completion);
+  io_uring_prep_poll_add(sqe, fd, events);
+  return {*this, sqe};
+}
+
 void Ring::cancel(Completion& completion) {
   io_uring_sqe* sqe = next_sqe();
   io_uring_prep_cancel(sqe, &completion, IORING_ASYNC_CANCEL_ALL);

@@ -89,6 +89,8 @@ class Ring {
                     Completion& completion);
   Submission close(int fd, Completion& completion);
   Submission nop(Completion& completion);
+  // One-shot poll: completes with the revents once one of `events` (POLLRDHUP, ...) is set.
+  Submission poll(int fd, uint32_t events, Completion& completion);
 
   // Cancels every operation in flight for `completion`; each completes with -ECANCELED (or
   // its result, if it finished first). The cancel request's own CQE is ignored.

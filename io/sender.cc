@@ -30,7 +30,8 @@ void Sender::submit() {
   message_.msg_iov = vectors_ + first_;
   message_.msg_iovlen = count_ - first_;
   submissions_++;
-  ring_.sendmsg(fd_, &message_, *this);
+  Submission submission = ring_.sendmsg(fd_, &message_, *this);
+  if (stall_timeout_ > Duration(0)) submission.with_timeout(stall_timeout_);
 }
 
 void Sender::complete(int32_t result, uint32_t /*flags*/) {
@@ -40,7 +41,11 @@ void Sender::complete(int32_t result, uint32_t /*flags*/) {
     // 0 bytes for a non-empty message on a stream socket only happens when it is shut down.
     done_ = nullptr;
     const bool peer_gone = result == 0 || result == -EPIPE || result == -ECONNRESET;
-    done.send_done(peer_gone ? Error::disconnected : Error::io_error);
+    if (result == -ECANCELED) {
+      done.send_done(Error::task_timeout);
+    } else {
+      done.send_done(peer_gone ? Error::disconnected : Error::io_error);
+    }
     return;
   }
   sent_ += static_cast<uint64_t>(result);

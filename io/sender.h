@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "core/base/result.h"
+#include "core/base/units.h"
 #include "io/completion.h"
 #include "io/ring.h"
 
@@ -17,7 +18,8 @@ namespace hark::io {
 class SendDone {
  public:
   // `result`: the bytes written (all of them), or Error::disconnected when the peer went away
-  // (EPIPE, ECONNRESET), Error::io_error for any other failure.
+  // (EPIPE, ECONNRESET), Error::task_timeout when a submission made no progress for the
+  // stall timeout or was cancelled (Ring::cancel), Error::io_error for any other failure.
   virtual void send_done(Result<uint64_t> result) = 0;
 
  protected:
@@ -27,12 +29,17 @@ class SendDone {
 // Writes one message made of up to `parts_max` byte ranges (a response header and the stored
 // message bytes, say) to a stream socket with sendmsg, resubmitting the rest after a short
 // send until every byte is written, then reports once. A connection embeds one per response
-// in flight. Owned by one shard; the parts must stay valid until send_done() runs.
+// in flight. With a stall timeout, each sendmsg carries a linked timeout: a peer that takes
+// nothing for that long (a client that never reads) fails the message instead of holding it
+// forever; a slow reader that keeps taking bytes is not cut off. Owned by one shard; the parts
+// must stay valid until send_done() runs.
 class Sender final : public Completion {
  public:
   static constexpr size_t parts_max = 8;
 
-  explicit Sender(Ring& ring) : ring_(ring) {}
+  // `stall_timeout` 0: none.
+  explicit Sender(Ring& ring, Duration stall_timeout = Duration(0))
+      : ring_(ring), stall_timeout_(stall_timeout) {}
   Sender(const Sender&) = delete;
   Sender& operator=(const Sender&) = delete;
 
@@ -48,6 +55,7 @@ class Sender final : public Completion {
   void submit();
 
   Ring& ring_;
+  Duration stall_timeout_;
   SendDone* done_ = nullptr;
   int fd_ = -1;
   iovec vectors_[parts_max] = {};

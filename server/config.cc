@@ -241,6 +241,33 @@ const Setting settings[] = {
        return apply_count<1, connections_limit>(o.connections_max, "limits.connections_max", v);
      },
      [](const ServerOptions& o) { return std::to_string(o.connections_max); }},
+    {"limits.login_timeout", "--login-timeout", "HARK_LOGIN_TIMEOUT", "",
+     "close a connection not logged in by then",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.login_timeout, "limits.login_timeout", v, false);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.login_timeout)); }},
+    {"limits.unauthenticated_max", "--unauthenticated-max", "HARK_UNAUTHENTICATED_MAX", "",
+     "connections not logged in, over all shards (past it the oldest is closed)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, connections_limit>(o.unauthenticated_max, "limits.unauthenticated_max",
+                                                v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.unauthenticated_max); }},
+    {"limits.unauthenticated_per_address_max", "--unauthenticated-per-address-max",
+     "HARK_UNAUTHENTICATED_PER_ADDRESS_MAX", "",
+     "connections not logged in from one address (more: refused, status 9)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, connections_limit>(o.unauthenticated_per_address_max,
+                                                "limits.unauthenticated_per_address_max", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.unauthenticated_per_address_max); }},
+    {"limits.write_timeout", "--write-timeout", "HARK_WRITE_TIMEOUT", "",
+     "close a connection that takes none of a response for this long (0: never)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.write_timeout, "limits.write_timeout", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.write_timeout)); }},
     {"limits.send_payload_max", "--send-payload-max", "HARK_SEND_PAYLOAD_MAX", "",
      "largest send_messages payload (bigger: 80 InvalidSizeBytes)",
      [](ServerOptions& o, std::string_view v) {

@@ -1,47 +1,70 @@
 #include "server/connection.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/base/assert.h"
 #include "core/base/log.h"
 #include "io/buffer_ring.h"
 #include "io/socket.h"
 #include "protocol/command.h"
+#include "server/login_throttle.h"
 #include "server/shard_server.h"
 
 namespace hark::server {
 namespace {
 
-// What a client may send ahead of an unanswered request: one more frame of the largest kind.
-// Iggy's clients keep one request in flight; more than this is closed, not buffered forever.
-size_t ahead_max_of(const protocol::FrameLimits& limits) {
-  return protocol::request_header_size + std::max(limits.control_max, limits.send_max);
+bool transition_allowed(Phase from, Phase to) {
+  switch (from) {
+    case Phase::awaiting_login: return to == Phase::serving || to == Phase::closing;
+    case Phase::serving:
+      return to == Phase::awaiting_login || to == Phase::migrating || to == Phase::closing;
+    case Phase::migrating: return to == Phase::closing || to == Phase::closed;
+    case Phase::closing: return to == Phase::closed;
+    case Phase::closed: return false;
+  }
+  return false;
 }
 
 }  // namespace
 
+std::string_view phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::awaiting_login: return "awaiting_login";
+    case Phase::serving: return "serving";
+    case Phase::migrating: return "migrating";
+    case Phase::closing: return "closing";
+    case Phase::closed: return "closed";
+  }
+  return "?";
+}
+
 Connection::Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer)
-    : Connection(shard, ConnectionState{.fd = fd,
-                                        .client_id = client_id,
-                                        .peer = std::move(peer),
-                                        .requests = RequestBuffer(
-                                            shard.options().frame_limits,
-                                            ahead_max_of(shard.options().frame_limits))}) {}
+    : Connection(shard,
+                 ConnectionState{.fd = fd,
+                                 .client_id = client_id,
+                                 .peer = std::move(peer),
+                                 .requests = RequestBuffer(shard.options().frame_limits,
+                                                           shard.options().read_ahead_bytes)}) {}
 
 Connection::Connection(ShardServer& shard, ConnectionState state)
     : shard_(shard),
       fd_(state.fd),
       client_id_(state.client_id),
       peer_(std::move(state.peer)),
-      sender_(shard.ring()),
+      // Only logged-in connections migrate (a send or a poll decides it).
+      phase_(state.authenticated ? Phase::serving : Phase::awaiting_login),
+      sender_(shard.ring(), shard.options().write_timeout),
       requests_(std::move(state.requests)),
       user_id_(state.user_id),
-      authenticated_(state.authenticated),
-      migration_decided_(state.migration_decided) {}
+      migration_decided_(state.migration_decided) {
+  HARK_ASSERT(state.authenticated == (user_id_ != UINT32_MAX));
+}
 
 Connection::~Connection() {
   // Freed only once closed (ShardServer::collect) or abandoned at teardown (drain).
@@ -49,21 +72,25 @@ Connection::~Connection() {
   HARK_ASSERT(!commit_busy_);
   HARK_ASSERT(!leave_busy_);
   HARK_ASSERT(!user_busy_);
+  HARK_ASSERT(phase_ != Phase::awaiting_login);  // Left at close (its count and timer).
   if (registered_) shard_.clients().remove(client_id_);
   if (fd_ >= 0) ::close(fd_);
 }
 
 void Connection::start() {
+  HARK_ASSERT(phase_ == Phase::awaiting_login);
   io::set_no_delay(fd_);
-  registered_ = true;  // ShardServer::accept_connection listed it in the registry.
-  arm_recv();
+  registered_ = true;      // ShardServer::accept_connection listed it in the registry.
+  begin_login_deadline();  // Its address was counted by ShardServer::accept_connection.
+  update_receive();
 }
 
 void Connection::resume() {
+  HARK_ASSERT(phase_ == Phase::serving);
   // Listed in the registry since it connected on the first shard.
   shard_.clients().set_shard(client_id_, shard_.id().value());
   registered_ = true;
-  arm_recv();
+  update_receive();
   next_request();
 }
 
@@ -74,9 +101,62 @@ void Connection::abort() {
   // no broker.cancel() here, only the ring operations of this shard.
   peer_gone_ = true;
   poll_cancelled_ = true;
-  closing_ = true;
-  if (sender_.busy()) shard_.ring().cancel(sender_);
   begin_close();
+}
+
+void Connection::evict() {
+  shard_.note_refusal(Refusal::evicted, peer_);
+  peer_gone_ = true;  // Nothing to answer: it sent no complete login.
+  begin_close();
+}
+
+void Connection::enter(Phase next) {
+  if (!transition_allowed(phase_, next)) {
+    HARK_LOG_ERROR("connection %s: phase %s -> %s", peer_, phase_name(phase_), phase_name(next));
+  }
+  HARK_ASSERT(transition_allowed(phase_, next));
+  const Phase previous = std::exchange(phase_, next);
+  if (previous == Phase::awaiting_login) end_login_deadline();
+  if (next == Phase::awaiting_login) {
+    // A logout: counted like a newcomer, but not refused (it is already in).
+    shard_.unauthenticated_hosts().add(host_of(peer_));
+    begin_login_deadline();
+  }
+}
+
+void Connection::begin_login_deadline() {
+  shard_.reactor().timers().add(login_deadline_,
+                                shard_.monotonic_now() + shard_.options().login_timeout);
+  shard_.unauthenticated_joined(*this);  // May evict the shard's oldest unauthenticated one.
+}
+
+void Connection::end_login_deadline() {
+  shard_.reactor().timers().cancel(login_deadline_);
+  shard_.unauthenticated_left(*this);
+}
+
+void Connection::login_deadline_passed() {
+  HARK_ASSERT(phase_ == Phase::awaiting_login);
+  shard_.note_refusal(Refusal::login_timeout, peer_);
+  // A request in flight (a login being hashed, say) is answered first: finish_request()
+  // closes then unless it logged in (login_overdue()).
+  if (!request_active_) begin_close();
+}
+
+bool Connection::login_overdue() const {
+  // The deadline timer is armed for as long as the phase lasts, unless it expired.
+  return phase_ == Phase::awaiting_login && !login_deadline_.armed();
+}
+
+void Connection::logged_out() {
+  user_id_ = UINT32_MAX;
+  shard_.clients().set_user(client_id_, UINT32_MAX);
+  if (phase_ == Phase::serving) enter(Phase::awaiting_login);
+}
+
+bool Connection::busy() const {
+  return recv_armed_ || hangup_armed_ || sender_.busy() || op_busy_ || commit_busy_ ||
+         commit_waiting_ || leave_busy_ || user_busy_;
 }
 
 void Connection::Receive::complete(int32_t result, uint32_t flags) {
@@ -84,15 +164,72 @@ void Connection::Receive::complete(int32_t result, uint32_t flags) {
   connection_.recv_complete(result, flags);
 }
 
+void Connection::Hangup::complete(int32_t result, uint32_t /*flags*/) {
+  connection_.shard_.collect();
+  connection_.hangup_complete(result);
+}
+
+void Connection::update_receive() {
+  const bool open = phase_ == Phase::awaiting_login || phase_ == Phase::serving;
+  const bool receiving = recv_armed_ && !recv_cancelled_;
+  if (open && (receiving ? !requests_.ahead_full() : requests_.ahead_low())) {
+    stop_hangup();
+    // A recv whose cancel is under way is re-armed at its last CQE (recv_complete).
+    if (!recv_armed_) arm_recv();
+    return;
+  }
+  stop_recv();
+  if (!open) {
+    stop_hangup();
+  } else if (!recv_armed_ && !hangup_armed_) {
+    arm_hangup();  // Paused: the client's bytes wait in the socket.
+  }
+}
+
 void Connection::arm_recv() {
   HARK_ASSERT(!recv_armed_);
-  HARK_ASSERT(!closing_);
   recv_armed_ = true;
   shard_.ring().recv_multishot(fd_, shard_.buffers().group(), receive_);
 }
 
+void Connection::stop_recv() {
+  if (!recv_armed_ || recv_cancelled_) return;
+  recv_cancelled_ = true;
+  shard_.ring().cancel(receive_);
+}
+
+void Connection::arm_hangup() {
+  HARK_ASSERT(!hangup_armed_);
+  hangup_armed_ = true;
+  shard_.note_receive_paused();
+  shard_.ring().poll(fd_, POLLRDHUP | POLLHUP | POLLERR, hangup_);
+}
+
+void Connection::stop_hangup() {
+  if (!hangup_armed_ || hangup_cancelled_) return;
+  hangup_cancelled_ = true;
+  shard_.ring().cancel(hangup_);
+}
+
+void Connection::hangup_complete(int32_t result) {
+  hangup_armed_ = false;
+  hangup_cancelled_ = false;
+  // While receiving again the recv sees the close itself, after the bytes before it.
+  if (result > 0 && !recv_armed_ && phase_ != Phase::closed) {
+    HARK_LOG_DEBUG("connection %s: hung up while its receive was paused", peer_);
+    peer_gone_ = true;
+    begin_close();
+  }
+  update_receive();
+  close_if_idle();
+  migrate_if_ready();
+}
+
 void Connection::recv_complete(int32_t result, uint32_t flags) {
-  if ((flags & IORING_CQE_F_MORE) == 0) recv_armed_ = false;
+  if ((flags & IORING_CQE_F_MORE) == 0) {
+    recv_armed_ = false;
+    recv_cancelled_ = false;
+  }
   if (result > 0) {
     io::BufferRing& buffers = shard_.buffers();
     received(buffers.take(flags, static_cast<uint32_t>(result)));
@@ -107,7 +244,7 @@ void Connection::recv_complete(int32_t result, uint32_t flags) {
     peer_gone_ = true;
     begin_close();
   }
-  if (!recv_armed_ && !closing_ && !migrating_) arm_recv();
+  update_receive();
   close_if_idle();
   migrate_if_ready();
 }
@@ -115,20 +252,16 @@ void Connection::recv_complete(int32_t result, uint32_t flags) {
 void Connection::received(std::span<const std::byte> bytes) {
   // After a rejected frame the rest of it (up to the size it announced) is not stored: the
   // connection closes once the error is written.
-  if (closing_ || close_after_response_) return;
-  if (!requests_.append(bytes)) {
-    HARK_LOG_WARN("connection %s: over %u bytes sent ahead of an unanswered request; closing",
-                  peer_, ahead_max_of(shard_.options().frame_limits));
-    peer_gone_ = true;
-    begin_close();
-    return;
-  }
-  if (!request_active_ && !migrating_) next_request();
+  if (phase_ == Phase::closing || phase_ == Phase::closed || close_after_response_) return;
+  // Past the read-ahead bound only what the kernel delivered before the recv's cancel landed
+  // (update_receive() pauses it).
+  requests_.append(bytes);
+  if (!request_active_ && phase_ != Phase::migrating) next_request();
 }
 
 void Connection::next_request() {
   HARK_ASSERT(!request_active_);
-  if (closing_) return;
+  if (phase_ == Phase::closing || phase_ == Phase::closed) return;
   protocol::FrameScan scan = requests_.next();
   switch (scan.state) {
     case protocol::FrameState::need_more: return;
@@ -151,7 +284,7 @@ void Connection::start_request(uint32_t code, std::span<const std::byte> payload
   request_active_ = true;
   code_ = code;
   auto_commit_ = false;
-  if (protocol::command_known(code) && !authenticated_ &&
+  if (protocol::command_known(code) && !authenticated() &&
       !protocol::command_allowed_before_login(static_cast<protocol::Command>(code))) {
     respond_error(Error::unauthenticated);
     return;
@@ -167,7 +300,7 @@ void Connection::start_request(uint32_t code, std::span<const std::byte> payload
     HARK_LOG_WARN("connection %s: %s request has %u trailing bytes (ignored)", peer_,
                   protocol::command_name(code), decoded->trailing_bytes);
   }
-  if (authenticated_ && current_user() == nullptr) {
+  if (authenticated() && current_user() == nullptr) {
     // The user was deleted since the login: its sessions end (as 0.8.0 drops its clients).
     respond_error(Error::unauthenticated);
     return;
@@ -202,8 +335,13 @@ void Connection::send_done(Result<uint64_t> result) {
   shard_.collect();
   if (!result.ok()) {
     // A short or failed send: the client has no whole response, so no offset is stored.
-    HARK_LOG_DEBUG("connection %s: response to %s not written: %s", peer_,
-                   protocol::command_name(code_), error_name(result.error()));
+    if (result.error() == Error::task_timeout && phase_ != Phase::closing) {
+      // Not cancelled by a close: the client took nothing for limits.write_timeout.
+      shard_.note_refusal(Refusal::write_timeout, peer_);
+    } else {
+      HARK_LOG_DEBUG("connection %s: response to %s not written: %s", peer_,
+                     protocol::command_name(code_), error_name(result.error()));
+    }
     peer_gone_ = true;
     begin_close();
     return;
@@ -277,11 +415,11 @@ void Connection::finish_request() {
   if (requests_.pinned()) requests_.release();
   if (out_.capacity() > RequestBuffer::keep_bytes_max) protocol::Bytes().swap(out_);
   request_active_ = false;
-  if (close_after_response_) {
+  if (close_after_response_ || login_overdue()) {
     begin_close();
     return;
   }
-  if (closing_) {
+  if (phase_ == Phase::closing) {
     close_if_idle();
     return;
   }
@@ -290,14 +428,17 @@ void Connection::finish_request() {
     return;
   }
   next_request();
+  update_receive();  // Resumes a paused receive once the bytes ahead were taken.
 }
 
 void Connection::begin_close() {
-  closing_ = true;
-  if (recv_armed_ && !recv_cancelled_) {
-    recv_cancelled_ = true;
-    shard_.ring().cancel(receive_);
-  }
+  if (phase_ == Phase::closed) return;
+  if (phase_ == Phase::migrating) shard_.migration_refused();  // A close wins over it.
+  if (phase_ != Phase::closing) enter(Phase::closing);
+  update_receive();
+  // Nobody reads the response under way: cancel it, so its memory goes now, not when (if ever)
+  // the client reads. (A server stop lets it finish, bounded by limits.write_timeout.)
+  if (peer_gone_ && sender_.busy()) shard_.ring().cancel(sender_);
   if (peer_gone_ && op_busy_ && !poll_cancelled_ &&
       std::holds_alternative<ConnectionOp<core::Poll>>(op_)) {
     // A parked poll of a client that went away: cancel it (done() follows, maybe at once).
@@ -318,11 +459,7 @@ void Connection::leave_done() {
 }
 
 void Connection::close_if_idle() {
-  if (!closing_ || closed_) return;
-  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_ ||
-      user_busy_) {
-    return;
-  }
+  if (phase_ != Phase::closing || busy()) return;
   if (joined_group_ && !shard_.stopping()) {
     // A member that goes away leaves its groups, so their partitions are dealt to the members
     // left. The connection stays until the broker is done with it. (At shutdown the broker
@@ -337,8 +474,7 @@ void Connection::close_if_idle() {
     shard_.clients().remove(client_id_);
     registered_ = false;
   }
-  if (migrating_) shard_.migration_refused();
-  closed_ = true;
+  enter(Phase::closed);
   ::close(fd_);
   fd_ = -1;
   HARK_LOG_DEBUG("connection %s closed", peer_);
@@ -366,34 +502,27 @@ void Connection::decide_migration() {
 
 void Connection::begin_migration() {
   HARK_ASSERT(!request_active_);
-  migrating_ = true;
+  enter(Phase::migrating);
   // Bytes already received come with it; the kernel keeps the rest in the socket until the
   // new shard receives.
-  if (recv_armed_ && !recv_cancelled_) {
-    recv_cancelled_ = true;
-    shard_.ring().cancel(receive_);
-  }
+  update_receive();
   migrate_if_ready();
 }
 
 void Connection::migrate_if_ready() {
   // A close (the peer went, the server stops) wins over a migration under way.
-  if (!migrating_ || closing_ || closed_) return;
-  if (recv_armed_ || sender_.busy() || op_busy_ || commit_busy_ || commit_waiting_ || leave_busy_ ||
-      user_busy_) {
-    return;
-  }
+  if (phase_ != Phase::migrating || busy()) return;
   ConnectionState state{.fd = fd_,
                         .client_id = client_id_,
                         .peer = peer_,
                         .requests = std::move(requests_),
-                        .authenticated = authenticated_,
+                        .authenticated = authenticated(),
                         .user_id = user_id_,
                         .migration_decided = true};
   const ShardId target = *migrate_to_;
   fd_ = -1;
   registered_ = false;  // The target shard updates the registry's entry.
-  closed_ = true;
+  enter(Phase::closed);
   HARK_LOG_DEBUG("connection %s: migrating from shard %u to shard %u", peer_, shard_.id().value(),
                  target.value());
   shard_.retire(*this);

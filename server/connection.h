@@ -17,6 +17,7 @@
 #include "core/broker/operations.h"
 #include "io/completion.h"
 #include "io/sender.h"
+#include "io/timer_wheel.h"
 #include "protocol/codec.h"
 #include "protocol/framing.h"
 #include "protocol/poll_response.h"
@@ -44,6 +45,26 @@ struct ConnectionState {
   uint32_t user_id = UINT32_MAX;   // Logged in as (valid while authenticated).
   bool migration_decided = false;  // A connection migrates at most once.
 };
+
+// Where a connection is in its life. Every change goes through Connection::enter(), which
+// asserts the transition is allowed and keeps in step what depends on the phase: the login
+// deadline and the counts of unauthenticated connections (docs/operations.md §Connections).
+//
+//   awaiting_login ──login──▶ serving ──decided──▶ migrating ──handed over──▶ closed
+//        │   ▲                  │  │                   │                         ▲
+//        │   └────logout────────┘  │                   │                         │
+//        └──────────────────────▶ closing ◀────────────┘ ──nothing in flight─────┘
+enum class Phase : uint8_t {
+  awaiting_login,  // Not logged in: counted as unauthenticated; the login deadline runs.
+  serving,         // Logged in: requests are read and answered.
+  migrating,       // No new request is read; moves to another shard once nothing is in flight.
+  closing,         // No new request is read; closes once nothing is in flight.
+  closed,          // Socket closed or handed to another shard; freed at the next collect().
+};
+std::string_view phase_name(Phase phase);
+
+// The list of a shard's connections awaiting login, oldest first (ShardServer).
+struct UnauthenticatedTag {};
 
 // An Operation a connection submits; its done() goes back to the connection.
 template <typename Op>
@@ -110,20 +131,27 @@ class UserJob final : public AuthJob {
 // One client connection of harkd: receives request frames, answers them strictly in order and
 // one at a time, and closes. Owned by its ShardServer and used only on that shard.
 //
-// Receiving: one multishot recv into the shard's buffer ring stays armed the whole time (so a
-// disconnect is seen at once, even behind a parked poll); bytes are copied into the
-// RequestBuffer and the ring buffer recycled. Requests: a complete frame is decoded and turned
-// into an Operation (dispatch.h), held in `op_` until its response is written; the next frame
-// is not looked at before that. Responses go out through one io::Sender; a poll's messages
-// are sent from the broker's ReadView without a copy. After a poll response with auto_commit
-// is written whole, the last offset is stored (AutoCommit) before the next request is read.
+// Receiving (update_receive()): one multishot recv into the shard's buffer ring stays armed
+// while the client has sent less than `read_ahead_bytes` past the request in flight; bytes are
+// copied into the RequestBuffer and the ring buffer recycled. Past that bound the recv is
+// cancelled (the socket's buffer then pushes back on the client) and a poll for POLLRDHUP
+// stands in for it, so a disconnect is still seen at once, even behind a parked poll. Requests: a
+// complete frame is decoded and turned into an Operation (dispatch.h), held in `op_` until its
+// response is written; the next frame is not looked at before that. Responses go out through one
+// io::Sender; a poll's messages are sent from the broker's ReadView without a copy. After a poll
+// response with auto_commit is written whole, the last offset is stored (AutoCommit) before the
+// next request is read.
 //
-// Lifecycle: start() → requests → closing (peer gone, a send failed, a rejected frame was
-// answered, or the server stops) → closed once nothing is in flight (no recv, send, operation
-// or auto-commit): the fd is closed and the ShardServer frees the object at its next safe
-// point, never from inside one of the object's own callbacks. Data plane: no allocation per
+// Lifecycle (Phase): start() → awaiting_login → serving → closing (peer gone, a send failed or
+// stalled past the write timeout, the login deadline passed, evicted, a rejected frame was
+// answered, or the server stops) → closed once nothing is in flight (no recv, poll, send,
+// operation or auto-commit): the fd is closed and the ShardServer frees the object at its next
+// safe point, never from inside one of the object's own callbacks. A close for a peer that is
+// gone cancels the send in flight, so its memory goes at once. Data plane: no allocation per
 // request once buffers have grown (control-plane responses reuse one Bytes).
-class Connection final : public ListHook<>, private io::SendDone {
+class Connection final : public ListHook<>,
+                         public ListHook<UnauthenticatedTag>,
+                         private io::SendDone {
  public:
   // Takes ownership of `fd` (an accepted, connected socket). `client_id` is unique in the
   // process (Iggy's client id; a consumer group's member id). `peer` is for logs.
@@ -143,8 +171,12 @@ class Connection final : public ListHook<>, private io::SendDone {
   void close_when_idle();
   // Shard teardown: cancel every ring operation, answer nothing more.
   void abort();
+  // The shard holds too many unauthenticated connections and this one is the oldest: close it
+  // (there is no request to answer).
+  void evict();
 
-  bool closed() const { return closed_; }
+  Phase phase() const { return phase_; }
+  bool closed() const { return phase_ == Phase::closed; }
   // True while the broker or the AuthPool may still call back (an operation, an auto-commit,
   // the leaving of its groups or a user command in flight).
   bool broker_busy() const { return op_busy_ || commit_busy_ || leave_busy_ || user_busy_; }
@@ -162,6 +194,23 @@ class Connection final : public ListHook<>, private io::SendDone {
    public:
     explicit Receive(Connection& connection) : connection_(connection) {}
     void complete(int32_t result, uint32_t flags) override;
+
+   private:
+    Connection& connection_;
+  };
+  // The POLLRDHUP poll that watches for a disconnect while the receive is paused.
+  class Hangup final : public io::Completion {
+   public:
+    explicit Hangup(Connection& connection) : connection_(connection) {}
+    void complete(int32_t result, uint32_t flags) override;
+
+   private:
+    Connection& connection_;
+  };
+  class LoginDeadline final : public io::Timer {
+   public:
+    explicit LoginDeadline(Connection& connection) : connection_(connection) {}
+    void expire() override { connection_.login_deadline_passed(); }
 
    private:
     Connection& connection_;
@@ -192,7 +241,23 @@ class Connection final : public ListHook<>, private io::SendDone {
   void leave_done();
   void user_done();
 
+  // The only way the phase changes (see Phase).
+  void enter(Phase next);
+  void begin_login_deadline();
+  void end_login_deadline();
+  void login_deadline_passed();
+  bool login_overdue() const;
+  void logged_out();
+  bool authenticated() const { return user_id_ != UINT32_MAX; }
+  // Arms, pauses (hang-up poll) or stops the receive as the phase and read-ahead require.
+  void update_receive();
   void arm_recv();
+  void stop_recv();
+  void arm_hangup();
+  void stop_hangup();
+  void hangup_complete(int32_t result);
+  // Something the kernel or the broker may still call back for.
+  bool busy() const;
   void received(std::span<const std::byte> bytes);
   void next_request();
   void start_request(uint32_t code, std::span<const std::byte> payload);
@@ -317,7 +382,10 @@ class Connection final : public ListHook<>, private io::SendDone {
   int fd_;
   const uint32_t client_id_;
   std::string peer_;
+  Phase phase_;
   Receive receive_{*this};
+  Hangup hangup_{*this};
+  LoginDeadline login_deadline_{*this};
   io::Sender sender_;
   RequestBuffer requests_;
   Op op_;
@@ -325,7 +393,7 @@ class Connection final : public ListHook<>, private io::SendDone {
   LeaveGroups leave_{*this};
   UserJob user_job_{*this};
   Ref<const UserTable> users_;     // The users snapshot last looked at.
-  uint32_t user_id_ = UINT32_MAX;  // Logged in as (valid while authenticated_).
+  uint32_t user_id_ = UINT32_MAX;  // Logged in as; UINT32_MAX: not logged in.
   // get_me / get_client / get_clients: the clients to answer about, while their groups are
   // looked up (control plane).
   std::vector<ClientInfo> clients_;
@@ -335,12 +403,13 @@ class Connection final : public ListHook<>, private io::SendDone {
   std::array<std::span<const std::byte>, 2> parts_{};
   protocol::Bytes out_;  // Encoded control-plane responses; capacity reused.
 
-  uint32_t code_ = 0;  // Of the request being answered.
-  bool authenticated_ = false;
+  uint32_t code_ = 0;            // Of the request being answered.
   bool request_active_ = false;  // From a frame's start until its response is written.
   bool auto_commit_ = false;     // The current request is a poll with auto_commit.
-  bool recv_armed_ = false;
-  bool recv_cancelled_ = false;
+  bool recv_armed_ = false;      // Until the multishot's last CQE.
+  bool recv_cancelled_ = false;  // Its cancel is under way.
+  bool hangup_armed_ = false;
+  bool hangup_cancelled_ = false;
   bool op_busy_ = false;      // Submitted, done() not yet called.
   bool commit_busy_ = false;  // The AutoCommit is submitted.
   bool commit_waiting_ = false;
@@ -353,10 +422,7 @@ class Connection final : public ListHook<>, private io::SendDone {
   bool migration_decided_ = false;     // Migrated, or chose not to: never again.
   bool migration_candidate_ = false;   // The current request may decide it.
   std::optional<ShardId> migrate_to_;  // Decided: move there after this response.
-  bool migrating_ = false;             // No new request is read; waiting for a quiet moment.
   bool peer_gone_ = false;             // Nothing more is sent.
-  bool closing_ = false;               // No new request is read.
-  bool closed_ = false;
 };
 
 template <typename Op>

@@ -114,13 +114,11 @@ void UserJob::run() { connection_.user_done(); }
 const UserRecord* Connection::current_user() {
   UserStore& store = shard_.users();
   if (!users_ || users_->version != store.version()) users_ = store.snapshot();
-  if (!authenticated_) return nullptr;
+  if (!authenticated()) return nullptr;
   const UserRecord* const user = users_->find(user_id_);
   if (user == nullptr) {
     HARK_LOG_INFO("connection %s: user %u was deleted; logged out", peer_, user_id_);
-    authenticated_ = false;
-    user_id_ = UINT32_MAX;
-    shard_.clients().set_user(client_id_, UINT32_MAX);
+    logged_out();
   }
   return user;
 }
@@ -207,11 +205,11 @@ void Connection::user_done() {
 }
 
 void Connection::logged_in(uint32_t user_id) {
-  if (authenticated_ && user_id_ != user_id) {
+  if (authenticated() && user_id_ != user_id) {
     HARK_LOG_INFO("connection %s: user %u logs in again as user %u", peer_, user_id_, user_id);
   }
-  authenticated_ = true;
   user_id_ = user_id;
+  if (phase_ == Phase::awaiting_login) enter(Phase::serving);  // Not if it closes meanwhile.
   shard_.clients().set_user(client_id_, user_id);
   shard_.throttle().succeeded(host_of(peer_));
   HARK_LOG_DEBUG("connection %s: logged in as user %u", peer_, user_id);
@@ -251,9 +249,7 @@ Status Connection::handle(const protocol::LoginWithPersonalAccessTokenRequest& r
 }
 
 Status Connection::handle(const protocol::LogoutUserRequest& /*request*/) {
-  authenticated_ = false;
-  user_id_ = UINT32_MAX;
-  shard_.clients().set_user(client_id_, UINT32_MAX);
+  logged_out();  // Awaiting a login again: the login deadline runs anew.
   respond_ok();
   return ok_status();
 }

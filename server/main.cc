@@ -149,12 +149,12 @@ void log_stats(core::Broker& broker, const Server& server) {
       "stats: connections=%u parked_now=%u parked=%u ready_at_park=%u woken=%u timed_out=%u "
       "cancelled=%u aborted=%u rejected_full=%u zombies_swept=%u reevaluated=%u reparked=%u "
       "eventfd_writes=%u partitions=%u messages=%u bytes=%u shard_connections=%s migrations=%u "
-      "migrations_refused=%u",
+      "migrations_refused=%u %s",
       server.connections_count(), s.waits.parked_now, s.waits.parked, s.waits.ready_at_park,
       s.waits.woken, s.waits.timed_out, s.waits.cancelled, s.waits.aborted, s.waits.rejected_full,
       s.waits.zombies_swept, s.reevaluated, s.reparked, s.eventfd_writes, s.partitions,
       s.messages_count, s.size_bytes, server.connections_by_shard(), server.migrations(),
-      server.migrations_refused());
+      server.migrations_refused(), server.connection_counters().format());
 }
 
 // Waits for a stop signal, logging the stats line on SIGUSR1 and every `interval` (0: never).

@@ -48,6 +48,15 @@ struct ServerOptions {
   // has a share). A connection over the limit is answered CannotEstablishConnection (9) and
   // closed.
   uint32_t connections_max = 10'000;
+  // Admission (docs/operations.md §Connections): a connection not logged in within
+  // login_timeout is closed; at most unauthenticated_per_address_max unauthenticated
+  // connections per source address (more: refused with 9) and unauthenticated_max in all
+  // (capped at 3/4 of connections_max, shared out over the shards; more: the oldest is closed).
+  Duration login_timeout = std::chrono::seconds(10);
+  uint32_t unauthenticated_max = 1000;
+  uint32_t unauthenticated_per_address_max = 64;
+  // A response the client takes none of for this long closes the connection (0: never).
+  Duration write_timeout = std::chrono::seconds(30);
   // Frame caps: control frames 10 MiB as Iggy 0.8.0; send frames up to `send_max`.
   protocol::FrameLimits frame_limits;
   // The largest message payload a send may carry (Iggy 0.8.0: 64 000 000 bytes); larger →
@@ -98,6 +107,9 @@ struct ServerOptions {
   // connection's own buffer and the ring buffer recycled at once, so a few suffice.
   uint32_t receive_buffers_count = 256;
   uint32_t receive_buffer_bytes = 16 * 1024;
+  // What a connection reads past the request in flight before it stops receiving (the kernel's
+  // socket buffer then pushes back on the client).
+  uint32_t read_ahead_bytes = 16 * 1024;
   int listen_backlog = 1024;
 };
 

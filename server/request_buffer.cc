@@ -14,14 +14,10 @@ void trim(protocol::Bytes& bytes) {
 
 }  // namespace
 
-bool RequestBuffer::append(std::span<const std::byte> bytes) {
-  if (pinned()) {
-    if (side_.size() + bytes.size() > ahead_max_) return false;
-    side_.insert(side_.end(), bytes.begin(), bytes.end());
-    return true;
-  }
-  main_.insert(main_.end(), bytes.begin(), bytes.end());
-  return true;
+void RequestBuffer::append(std::span<const std::byte> bytes) {
+  // insert() grows the capacity geometrically: a large frame is copied O(1) times per byte.
+  protocol::Bytes& target = pinned() ? side_ : main_;
+  target.insert(target.end(), bytes.begin(), bytes.end());
 }
 
 protocol::FrameScan RequestBuffer::next() {
@@ -33,10 +29,9 @@ protocol::FrameScan RequestBuffer::next() {
     HARK_ASSERT(scan.frame_size > 0);
     pinned_bytes_ = static_cast<size_t>(scan.frame_size);
   } else if (scan.state == protocol::FrameState::need_more) {
-    // Move the partial frame to the front, and make room for the rest of it at once when its
-    // size is known, so a large frame is not copied again at every doubling.
+    // Move the partial frame to the front. No room is reserved for the size its header
+    // announces: a header alone must not cost its declared size (docs/operations.md).
     compact();
-    main_.reserve(main_.size() + scan.bytes_missing);
   }
   return scan;
 }

@@ -54,6 +54,8 @@ class Server final : public core::ShardHooks {
   uint64_t migrations_refused() const {
     return shared_.migrations_refused.load(std::memory_order_relaxed);
   }
+  // Refusals, evictions, deadline closes and paused receives (any thread).
+  const ConnectionCounters& connection_counters() const { return shared_.counters; }
 
  private:
   ServerShared shared_;

@@ -1,9 +1,11 @@
 #include "server/shard_server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -14,20 +16,31 @@
 #include "core/base/log.h"
 #include "io/socket.h"
 #include "protocol/framing.h"
+#include "server/config.h"
+#include "server/login_throttle.h"
 
 namespace hark::server {
 namespace {
 
 // The buffer-ring group id of harkd's receives (one ring per shard, so any id will do).
 constexpr uint16_t receive_group = 1;
-// After an accept error (EMFILE, ENFILE, ENOMEM) accepting resumes after this pause rather
-// than spinning on the same error.
+// After an accept error other than EMFILE/ENFILE (ENOMEM, say) accepting resumes after this
+// pause rather than spinning on the same error.
 constexpr Duration accept_retry_delay = std::chrono::milliseconds(100);
 // How long teardown waits for the kernel to finish cancelled receives and sends.
 constexpr Duration drain_timeout = std::chrono::seconds(1);
 
 // Iggy's client ids: unique in the process, over all shards, from 1.
 std::atomic<uint32_t> next_client_id{1};
+
+// This shard's share of limits.unauthenticated_max, itself capped at 3/4 of
+// limits.connections_max so that logged-in clients always have room (at least 1).
+uint32_t unauthenticated_share_of(const ServerOptions& options) {
+  const uint32_t total = std::max<uint32_t>(
+      1,
+      std::min(options.unauthenticated_max, options.connections_max - options.connections_max / 4));
+  return std::max<uint32_t>(1, total / std::max<uint32_t>(1, options.shards_count));
+}
 
 std::string peer_of(int fd) {
   io::SocketAddress address;
@@ -65,11 +78,14 @@ ShardServer::ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_
       broker_(broker),
       shared_(shared),
       listen_fd_(listen_fd),
-      buffers_(std::move(buffers)) {}
+      buffers_(std::move(buffers)),
+      unauthenticated_share_(unauthenticated_share_of(shared.options)),
+      spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
 ShardServer::~ShardServer() {
   // Runs after the broker and the shard's reactor are gone, so nothing can call back now.
   if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (spare_fd_ >= 0) ::close(spare_fd_);
   collect();
   while (Connection* connection = live_.pop_front()) {
     // The broker never finished its operation: leave the object rather than guess.
@@ -92,6 +108,8 @@ void ShardServer::complete(int32_t result, uint32_t flags) {
   if ((flags & IORING_CQE_F_MORE) == 0) accept_armed_ = false;
   if (result >= 0) {
     accept_connection(result);
+  } else if ((result == -EMFILE || result == -ENFILE) && !stopping_) {
+    refuse_without_files();
   } else if (result != -ECANCELED && !stopping_) {
     HARK_LOG_WARN("shard %u: accept failed: %s", id().value(), strerror(-result));
     if (!accept_armed_) {
@@ -107,21 +125,24 @@ void ShardServer::accept_connection(int fd) {
     ::close(fd);
     return;
   }
-  // The limit is the process's, checked and taken in one step of the registry: connections
-  // migrate between shards, so no shard has a share of it.
+  // The limits are the process's, each checked and taken in one step: connections migrate
+  // between shards, so no shard has a share of them.
   const uint32_t client_id = next_client_id.fetch_add(1, std::memory_order_relaxed);
   std::string peer = peer_of(fd);
+  if (!unauthenticated_hosts().add_within(host_of(peer),
+                                          options().unauthenticated_per_address_max)) {
+    note_refusal(Refusal::per_address, peer);
+    refuse(fd);
+    return;
+  }
   if (!clients().add_within({.client_id = client_id, .shard = id().value(), .address = peer},
                             options().connections_max)) {
-    // Told why before the close: a client reading its first response sees
-    // CannotEstablishConnection (9). The socket's buffer is empty, so 8 bytes go at once.
     HARK_LOG_WARN(
         "%u connections open, the most harkd takes (limits.connections_max); "
         "refusing a new one",
         options().connections_max);
-    const auto refusal = protocol::error_response(Error::cannot_establish_connection);
-    (void)!::send(fd, refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-    ::close(fd);
+    unauthenticated_hosts().remove(host_of(peer));
+    refuse(fd);
     return;
   }
   auto connection = std::make_unique<Connection>(*this, fd, client_id, std::move(peer));
@@ -129,6 +150,70 @@ void ShardServer::accept_connection(int fd) {
   Connection& adopted = *connection.release();  // Owned by the lists until collect().
   live_.push_back(adopted);
   adopted.start();
+}
+
+void ShardServer::refuse(int fd) {
+  // Told why before the close: a client reading its first response sees
+  // CannotEstablishConnection (9). The socket's buffer is empty, so 8 bytes go at once.
+  const auto refusal = protocol::error_response(Error::cannot_establish_connection);
+  (void)!::send(fd, refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::close(fd);
+}
+
+void ShardServer::refuse_without_files() {
+  // The newcomer stays in the backlog (the kernel takes a descriptor before it dequeues a
+  // connection): free the spare, take the newcomer on it, answer, and take the spare back.
+  // The listener is non-blocking, so an empty backlog costs one EAGAIN.
+  if (spare_fd_ >= 0) ::close(spare_fd_);
+  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) {
+    note_refusal(Refusal::no_files, peer_of(fd));
+    refuse(fd);
+  }
+  spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void ShardServer::note_refusal(Refusal refusal, const std::string& peer) {
+  shared_.counters.add(refusal);
+  switch (refusal) {
+    case Refusal::per_address:
+      HARK_LOG_WARN(
+          "%s has %u unauthenticated connections, the most one address may hold "
+          "(limits.unauthenticated_per_address_max); refusing a new one",
+          host_of(peer), options().unauthenticated_per_address_max);
+      return;
+    case Refusal::evicted:
+      HARK_LOG_WARN(
+          "shard %u holds %u unauthenticated connections (its share of "
+          "limits.unauthenticated_max); closing the oldest, %s",
+          id().value(), unauthenticated_share_, peer);
+      return;
+    case Refusal::login_timeout:
+      HARK_LOG_INFO("connection %s: not logged in within %s (limits.login_timeout); closing", peer,
+                    format_duration(options().login_timeout));
+      return;
+    case Refusal::write_timeout:
+      HARK_LOG_WARN(
+          "connection %s: took none of a response for %s (limits.write_timeout); "
+          "closing",
+          peer, format_duration(options().write_timeout));
+      return;
+    case Refusal::no_files:
+      HARK_LOG_WARN("out of file descriptors (RLIMIT_NOFILE): refusing %s with status 9", peer);
+      return;
+  }
+}
+
+void ShardServer::unauthenticated_joined(Connection& connection) {
+  unauthenticated_.push_back(connection);
+  // Evicting the oldest, not refusing the newest, means idle sockets cannot hold the door
+  // shut: a client that logs in promptly gets through however many are held open.
+  if (unauthenticated_.size() > unauthenticated_share_) unauthenticated_.front().evict();
+}
+
+void ShardServer::unauthenticated_left(Connection& connection) {
+  unauthenticated_.remove(connection);
+  unauthenticated_hosts().remove(host_of(connection.peer()));
 }
 
 void ShardServer::retire(Connection& connection) {

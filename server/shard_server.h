@@ -12,6 +12,7 @@
 #include "io/completion.h"
 #include "io/reactor.h"
 #include "io/timer_wheel.h"
+#include "server/admission.h"
 #include "server/auth_pool.h"
 #include "server/client_registry.h"
 #include "server/connection.h"
@@ -40,6 +41,8 @@ struct ServerShared {
   // instead (the client went away meanwhile, or the target shard was stopping).
   std::atomic<uint64_t> migrations{0};
   std::atomic<uint64_t> migrations_refused{0};
+  ConnectionCounters counters;
+  UnauthenticatedHosts unauthenticated_hosts;
   std::unique_ptr<UserStore> users;  // Thread-safe.
   AuthPool auth;
   LoginThrottle throttle;
@@ -93,6 +96,16 @@ class ShardServer final : private io::Completion {
   void adopt(std::unique_ptr<Migration> migration);
   // A connection gave up its migration (it closes instead).
   void migration_refused() { shared_.migrations_refused.fetch_add(1, std::memory_order_relaxed); }
+  // Admission (docs/operations.md §Connections). A connection entering awaiting_login joins
+  // the shard's list of unauthenticated connections; past the shard's share of
+  // limits.unauthenticated_max the oldest one is evicted. Leaving the phase leaves the list and
+  // gives its address's slot back.
+  UnauthenticatedHosts& unauthenticated_hosts() { return shared_.unauthenticated_hosts; }
+  void unauthenticated_joined(Connection& connection);
+  void unauthenticated_left(Connection& connection);
+  // Counts (and logs, rate-limited) a connection harkd closed or refused.
+  void note_refusal(Refusal refusal, const std::string& peer);
+  void note_receive_paused() { shared_.counters.add_receive_paused(); }
   // Frees retired connections. Only from a ring completion's entry (never nested in a
   // connection's own call chain).
   void collect();
@@ -116,6 +129,11 @@ class ShardServer final : private io::Completion {
   void complete(int32_t result, uint32_t flags) override;
   void arm_accept();
   void accept_connection(int fd);
+  // Accept failed for want of file descriptors: answers the newcomer waiting in the backlog
+  // with the spare descriptor's slot, so it is told (status 9) instead of left hanging.
+  void refuse_without_files();
+  // Answers CannotEstablishConnection (9) on a just-accepted socket and closes it.
+  static void refuse(int fd);
 
   io::Reactor& reactor_;
   core::Broker& broker_;
@@ -124,6 +142,10 @@ class ShardServer final : private io::Completion {
   std::unique_ptr<io::BufferRing> buffers_;
   IntrusiveList<Connection> live_;     // Open or closing.
   IntrusiveList<Connection> retired_;  // Closed, to be freed by collect().
+  // In awaiting_login, oldest first: at most unauthenticated_share_.
+  IntrusiveList<Connection, UnauthenticatedTag> unauthenticated_;
+  uint32_t unauthenticated_share_;
+  int spare_fd_ = -1;  // /dev/null, given up to accept one newcomer when files run out.
   RetryTimer retry_timer_{*this};
   bool accept_armed_ = false;
   bool stopping_ = false;

@@ -1,0 +1,424 @@
+// harkd against hostile clients (docs/operations.md §Connections): idle sockets are closed by
+// the login deadline and cannot lock a legitimate client out (the oldest unauthenticated one is
+// evicted), one address holds at most its cap of unauthenticated connections, a client that
+// never reads costs bounded memory and is closed by the write timeout, a frame header alone
+// costs nothing near its declared size, a disconnect behind a parked poll is seen while the
+// receive is paused, and a newcomer is answered when harkd has no file descriptor left. The
+// tests wait on harkd's stats counters, socket events and /proc, never on sleeps.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include "protocol/command.h"
+#include "protocol/framing.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace hark::test {
+namespace {
+
+using protocol::Identifier;
+
+// A loopback socket to harkd from `source` (any 127/8 address), blocking, or -1.
+int connect_from(const std::string& source, uint16_t port, int receive_buffer = 0) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (receive_buffer > 0) {
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+  }
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source.c_str(), &local.sin_addr);
+  sockaddr_in target{};
+  target.sin_family = AF_INET;
+  target.sin_port = htons(port);
+  ::inet_pton(AF_INET, "127.0.0.1", &target.sin_addr);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0 ||
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&target), sizeof target) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True once `fd` reads end of stream or a reset before `deadline` (data is skipped).
+bool closed_by_harkd(int fd, SteadyClock::time_point deadline) {
+  std::byte buffer[4096];
+  while (SteadyClock::now() < deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::microseconds>(deadline - SteadyClock::now());
+    timeval timeout{.tv_sec = left.count() / 1'000'000, .tv_usec = left.count() % 1'000'000};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+    if (got == 0 || (got < 0 && errno == ECONNRESET)) return true;
+    if (got < 0 && errno != EINTR) return false;
+  }
+  return false;
+}
+
+// A field of /proc/PID/status in KiB (VmRSS, VmSize).
+uint64_t status_kib(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
+  }
+  ADD_FAILURE() << "no " << field << " for harkd";
+  return 0;
+}
+
+size_t open_files(pid_t pid) {
+  size_t count = 0;
+  std::error_code error;
+  const std::filesystem::path fds = "/proc/" + std::to_string(pid) + "/fd";
+  for (auto it = std::filesystem::directory_iterator(fds, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    count++;
+  }
+  return count;
+}
+
+// Writes PING frames to `fd` (made non-blocking) until the kernel pushes back (EAGAIN) or
+// `deadline`: true once it pushed back.
+bool flood_pings(int fd, SteadyClock::time_point deadline) {
+  const protocol::Bytes ping = request_frame(protocol::PingRequest{});
+  protocol::Bytes batch;
+  while (batch.size() < 64 * 1024) batch.insert(batch.end(), ping.begin(), ping.end());
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  while (SteadyClock::now() < deadline) {
+    const ssize_t sent = ::send(fd, batch.data(), batch.size(), MSG_NOSIGNAL);
+    if (sent < 0 && errno == EAGAIN) {
+      // Pushed back: wait a little for harkd to take more; pushed back for good once it
+      // stays full (harkd stopped reading).
+      pollfd writable{.fd = fd, .events = POLLOUT, .revents = 0};
+      if (::poll(&writable, 1, 200) == 0) return true;
+    } else if (sent < 0) {
+      return false;
+    }
+  }
+  return false;
+}
+
+class HostileConnections : public ::testing::Test {
+ protected:
+  void start(std::vector<std::string> args, uint32_t shards = 2) {
+    HarkdProcess::Options options;
+    options.harkd_path = harkd_path();
+    options.shards_count = shards;
+    options.extra_args = std::move(args);
+    ASSERT_TRUE(harkd_.start(options)) << harkd_.error_text();
+  }
+
+  void TearDown() override {
+    for (const int fd : sockets_) ::close(fd);
+    if (harkd_.running()) {
+      const ProcessExit exit = harkd_.stop();
+      EXPECT_TRUE(exit.clean()) << "harkd " << describe(exit);
+    }
+    if (HasFailure()) std::cerr << harkd_.stderr_tail(60);
+  }
+
+  // A socket from `source` that the test closes at its end.
+  int open_from(const std::string& source, int receive_buffer = 0) {
+    const int fd = connect_from(source, harkd_.port(), receive_buffer);
+    EXPECT_GE(fd, 0) << "connect from " << source << ": " << std::strerror(errno);
+    if (fd >= 0) sockets_.push_back(fd);
+    return fd;
+  }
+
+  // The latest stats line's value of `name` (a SIGUSR1 each time). harkd logs at most 10
+  // lines a second from one place, so a signal whose line was suppressed is sent again.
+  uint64_t stat(const std::string& name) {
+    const auto count = [&](const std::string& text) {
+      size_t n = 0;
+      for (size_t at = text.find("stats: "); at != std::string::npos;
+           at = text.find("stats: ", at + 1)) {
+        n++;
+      }
+      return n;
+    };
+    const size_t before = count(harkd_.stderr_tail(2000));
+    const auto deadline = SteadyClock::now() + at_once_bound;
+    while (SteadyClock::now() < deadline) {
+      harkd_.signal(SIGUSR1);
+      const auto resend = SteadyClock::now() + 1100ms;
+      while (SteadyClock::now() < resend) {
+        const std::string tail = harkd_.stderr_tail(2000);
+        if (count(tail) > before) {
+          const std::string line = tail.substr(tail.rfind("stats: "));
+          const size_t at = line.find(" " + name + "=");
+          if (at == std::string::npos) {
+            ADD_FAILURE() << "no " << name << " in " << line;
+            return 0;
+          }
+          return std::stoull(line.substr(at + name.size() + 2));
+        }
+        std::this_thread::sleep_for(10ms);
+      }
+    }
+    ADD_FAILURE() << "no stats line after SIGUSR1";
+    return 0;
+  }
+
+  // Waits until the stats counter `name` satisfies `done`; false if it did not by `timeout`.
+  bool wait_stat(const std::string& name, const std::function<bool(uint64_t)>& done,
+                 std::chrono::milliseconds timeout = at_once_bound) {
+    const auto deadline = SteadyClock::now() + timeout;
+    uint64_t value = 0;
+    while (SteadyClock::now() < deadline) {
+      value = stat(name);
+      if (done(value)) return true;
+      std::this_thread::sleep_for(150ms);  // Under harkd's 10 stats lines a second.
+    }
+    ADD_FAILURE() << name << " stayed at " << value;
+    return false;
+  }
+
+  HarkdProcess harkd_;
+  std::vector<int> sockets_;
+};
+
+TEST_F(HostileConnections, IdleSocketsAreClosedByTheDeadlineAndCannotLockALoginOut) {
+  // 2 shards × a share of 8 unauthenticated connections; 4 per address.
+  start({"--login-timeout", "2s", "--unauthenticated-max", "16",
+         "--unauthenticated-per-address-max", "4"});
+  std::vector<int> idle;
+  for (int address = 2; address < 10; address++) {
+    for (int i = 0; i < 4; i++) idle.push_back(open_from("127.0.0." + std::to_string(address)));
+  }
+  ASSERT_EQ(idle.size(), 32u);  // Twice what harkd keeps unauthenticated: the oldest go.
+  ASSERT_TRUE(wait_stat("evicted", [](uint64_t n) { return n >= 16; }));
+
+  const auto began = SteadyClock::now();
+  client::Client legitimate;
+  ASSERT_TRUE(legitimate.connect(harkd_.address()).ok());
+  ASSERT_TRUE(legitimate.login("iggy", "iggy").ok());
+  ASSERT_TRUE(legitimate.ping().ok());
+  EXPECT_LT(SteadyClock::now() - began, 1s) << "a login with the unauthenticated caps full";
+
+  const auto deadline = SteadyClock::now() + 2s + at_once_bound;
+  for (const int fd : idle) EXPECT_TRUE(closed_by_harkd(fd, deadline));
+  EXPECT_EQ(stat("evicted") + stat("login_timeouts"), 32u);
+  EXPECT_TRUE(legitimate.ping().ok()) << "a logged-in client has no deadline";
+}
+
+TEST_F(HostileConnections, OneAddressHoldsAtMostItsCapOfUnauthenticatedConnections) {
+  start({"--unauthenticated-per-address-max", "3"});
+  for (int i = 0; i < 3; i++) open_from("127.0.0.2");  // Another address's cap is its own.
+  // Three from 127.0.0.1, each answered (so accepted) before the next connects.
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 3; i++) {
+    held.push_back(std::make_unique<RawConnection>());
+    ASSERT_TRUE(held.back()->connect(harkd_.address()));
+    const auto pong = held.back()->exchange(request_frame(protocol::PingRequest{}));
+    ASSERT_TRUE(pong.has_value());
+    ASSERT_EQ(pong->status, 0u);
+  }
+  RawConnection over;
+  ASSERT_TRUE(over.connect(harkd_.address()));
+  const auto refusal = over.read_response(SteadyClock::now() + at_once_bound);
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->status, error_code(Error::cannot_establish_connection));
+  EXPECT_TRUE(over.closed_by_peer(SteadyClock::now() + at_once_bound));
+  EXPECT_EQ(stat("refused_per_address"), 1u);
+
+  // Logged in, a connection leaves its address's count: one more is taken.
+  const auto login = held.front()->exchange(request_frame(protocol::LoginUserRequest{
+      .username = "iggy", .password = "iggy", .version = {}, .context = {}}));
+  ASSERT_TRUE(login.has_value());
+  ASSERT_EQ(login->status, 0u);
+  RawConnection again;
+  ASSERT_TRUE(again.connect(harkd_.address()));
+  const auto pong = again.exchange(request_frame(protocol::PingRequest{}));
+  ASSERT_TRUE(pong.has_value());
+  EXPECT_EQ(pong->status, 0u);
+  EXPECT_EQ(stat("refused_per_address"), 1u);
+}
+
+TEST_F(HostileConnections, ClientsThatNeverReadCostBoundedMemory) {
+  start({});
+  const pid_t pid = harkd_.pid();
+  const uint64_t rss_before = status_kib(pid, "VmRSS");
+  std::vector<int> flooders;
+  for (int i = 0; i < 20; i++) flooders.push_back(open_from("127.0.0.1", 4096));
+  for (const int fd : flooders) {
+    ASSERT_TRUE(flood_pings(fd, SteadyClock::now() + 60s)) << "harkd kept reading";
+  }
+  ASSERT_TRUE(wait_stat("receive_paused", [](uint64_t n) { return n >= 20; }));
+  const uint64_t grown_kib =
+      status_kib(pid, "VmRSS") - std::min(rss_before, status_kib(pid, "VmRSS"));
+  // The worst case is about 2 MiB a connection (docs/operations.md §Connections): 4 MiB each
+  // is generous, and far below the one maximal frame (65 MiB) each that was buffered ahead.
+  EXPECT_LT(grown_kib, 20u * 4 * 1024) << "RSS grew by " << grown_kib << " KiB";
+}
+
+TEST_F(HostileConnections, AFrameHeaderAloneDoesNotCostItsDeclaredSize) {
+  start({}, 1);  // One shard: its ring completes the headers' receives before the ping's.
+  const pid_t pid = harkd_.pid();
+  client::Client admin;
+  ASSERT_TRUE(admin.connect(harkd_.address()).ok());
+  ASSERT_TRUE(admin.login("iggy", "iggy").ok());
+  const uint64_t size_before = status_kib(pid, "VmSize");
+  const uint64_t rss_before = status_kib(pid, "VmRSS");
+  // A send_messages header announcing 64 MiB, and nothing after it.
+  std::byte header[8];
+  const uint32_t length = 4 + (64u << 20);
+  const auto code = static_cast<uint32_t>(protocol::Command::send_messages);
+  std::memcpy(header, &length, 4);
+  std::memcpy(header + 4, &code, 4);
+  constexpr int connections = 10;
+  for (int i = 0; i < connections; i++) {
+    const int fd = open_from("127.0.0.1");
+    ASSERT_EQ(::send(fd, header, sizeof header, MSG_NOSIGNAL), 8);
+    int unsent = 1;
+    while (::ioctl(fd, SIOCOUTQ, &unsent) == 0 && unsent > 0) std::this_thread::yield();
+  }
+  ASSERT_TRUE(admin.ping().ok());
+  const uint64_t size_grown = status_kib(pid, "VmSize") - size_before;
+  const uint64_t rss_grown =
+      status_kib(pid, "VmRSS") - std::min(rss_before, status_kib(pid, "VmRSS"));
+  EXPECT_LT(size_grown, 64u * 1024) << "address space grew " << size_grown << " KiB";
+  EXPECT_LT(rss_grown, 64u * 1024) << "RSS grew " << rss_grown << " KiB";
+}
+
+TEST_F(HostileConnections, TheWriteTimeoutClosesANonReaderAndFreesIt) {
+  start({"--write-timeout", "300ms"});
+  const pid_t pid = harkd_.pid();
+  client::Client admin;  // Stays logged in and reading: never timed out.
+  ASSERT_TRUE(admin.connect(harkd_.address()).ok());
+  ASSERT_TRUE(admin.login("iggy", "iggy").ok());
+  ASSERT_TRUE(admin.create_stream({.name = "s"}).ok());
+  protocol::CreateTopicRequest topic;
+  topic.stream_id = Identifier::numeric(0);
+  topic.partitions_count = 1;
+  topic.name = "t";
+  ASSERT_TRUE(admin.create_topic(topic).ok());
+  // One 32 MB message: more than the socket buffers on both sides hold.
+  const protocol::Bytes payload(32'000'000, std::byte{'x'});
+  const protocol::OutgoingMessage message{.payload = payload};
+  ASSERT_TRUE(admin
+                  .send_messages({.stream_id = Identifier::numeric(0),
+                                  .topic_id = Identifier::numeric(0),
+                                  .partitioning = protocol::Partitioning::partition(0)},
+                                 {&message, 1})
+                  .ok());
+  const size_t files_before = open_files(pid);
+  RawConnection reader;  // Asks for the message and never reads the answer.
+  ASSERT_TRUE(reader.connect_and_login(harkd_.address()));
+  ASSERT_TRUE(reader.send(request_frame(poll_request(1, 0, offset_strategy(0), 1, 0us))));
+  ASSERT_TRUE(wait_stat("write_timeouts", [](uint64_t n) { return n == 1; }));
+  // Its descriptor is closed at once, however much the client left unread.
+  const auto deadline = SteadyClock::now() + at_once_bound;
+  while (open_files(pid) > files_before && SteadyClock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(open_files(pid), files_before);
+  EXPECT_TRUE(admin.ping().ok());
+}
+
+TEST_F(HostileConnections, ADisconnectWhileTheReceiveIsPausedCancelsAParkedPoll) {
+  start({});
+  client::Client admin;
+  ASSERT_TRUE(admin.connect(harkd_.address()).ok());
+  ASSERT_TRUE(admin.login("iggy", "iggy").ok());
+  ASSERT_TRUE(admin.create_stream({.name = "s"}).ok());
+  protocol::CreateTopicRequest topic;
+  topic.stream_id = Identifier::numeric(0);
+  topic.partitions_count = 1;
+  topic.name = "t";
+  ASSERT_TRUE(admin.create_topic(topic).ok());
+
+  RawConnection poller;
+  ASSERT_TRUE(poller.connect_and_login(harkd_.address()));
+  ASSERT_TRUE(poller.send(request_frame(poll_request(1, 0, next_strategy(), 10, 30s))));
+  ASSERT_TRUE(wait_stat("parked_now", [](uint64_t n) { return n == 1; }));
+  // 64 KiB of pings behind the parked poll: past the read-ahead, so the receive pauses.
+  const protocol::Bytes ping = request_frame(protocol::PingRequest{});
+  protocol::Bytes pings;
+  while (pings.size() < 64 * 1024) pings.insert(pings.end(), ping.begin(), ping.end());
+  ASSERT_TRUE(poller.send(pings));
+  ASSERT_TRUE(wait_stat("receive_paused", [](uint64_t n) { return n >= 1; }));
+  const uint64_t cancelled = stat("cancelled");
+  poller.close();
+  ASSERT_TRUE(wait_stat("parked_now", [](uint64_t n) { return n == 0; }));
+  EXPECT_EQ(stat("cancelled"), cancelled + 1) << "the poll was cancelled, not timed out";
+}
+
+// Descriptor numbers below `limit` that harkd has free (a new one takes the lowest).
+size_t free_below(pid_t pid, size_t limit) {
+  size_t used = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    if (std::stoul(entry.path().filename().string()) < limit) used++;
+  }
+  return limit - used;
+}
+
+TEST_F(HostileConnections, ANewcomerIsAnsweredWhenFilesRunOut) {
+  // harkd starts with a soft RLIMIT_NOFILE of 300 (inherited; enough for 20 connections), and
+  // its armed accept keeps the limit it was armed with: partitions' files then use it up.
+  rlimit own{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &own), 0);
+  const rlimit lowered{.rlim_cur = 300, .rlim_max = own.rlim_max};
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  start({"--connections-max", "20"}, 1);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &own), 0);
+  const pid_t pid = harkd_.pid();
+  rlimit limit{};
+  ASSERT_EQ(::prlimit(pid, RLIMIT_NOFILE, nullptr, &limit), 0) << std::strerror(errno);
+  ASSERT_LT(limit.rlim_cur, 2000u) << "harkd kept a high limit: nothing to run out of";
+  client::Client admin;
+  ASSERT_TRUE(admin.connect(harkd_.address()).ok());
+  ASSERT_TRUE(admin.login("iggy", "iggy").ok());
+  ASSERT_TRUE(admin.create_stream({.name = "s"}).ok());
+  protocol::CreateTopicRequest topic;
+  topic.stream_id = Identifier::numeric(0);
+  topic.partitions_count = 1;
+  topic.name = "t";
+  ASSERT_TRUE(admin.create_topic(topic).ok());
+  while (free_below(pid, limit.rlim_cur) > 2) {
+    protocol::CreatePartitionsRequest more;
+    more.stream_id = Identifier::numeric(0);
+    more.topic_id = Identifier::numeric(0);
+    more.partitions_count = 1;
+    if (!admin.create_partitions(more).ok()) break;
+  }
+  const size_t room = free_below(pid, limit.rlim_cur);
+  ASSERT_LE(room, 2u);
+  size_t served = 0;
+  size_t refused = 0;
+  std::vector<std::unique_ptr<RawConnection>> clients;
+  for (int i = 0; i < 6; i++) {
+    auto client = std::make_unique<RawConnection>();
+    ASSERT_TRUE(client->connect(harkd_.address()));
+    // A served client is answered; a refused one was told 9 before its ping arrived.
+    const auto answer = client->exchange(request_frame(protocol::PingRequest{}));
+    ASSERT_TRUE(answer.has_value()) << "client " << i << " left hanging";
+    if (answer->status == 0) served++;
+    if (answer->status == error_code(Error::cannot_establish_connection)) refused++;
+    clients.push_back(std::move(client));
+  }
+  EXPECT_EQ(served, room);
+  EXPECT_EQ(refused, 6 - room);
+  EXPECT_EQ(stat("refused_no_files"), 6 - room);
+  EXPECT_TRUE(admin.ping().ok());
+}
+
+}  // namespace
+}  // namespace hark::test
