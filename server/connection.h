@@ -50,10 +50,10 @@ struct ConnectionState {
 // asserts the transition is allowed and keeps in step what depends on the phase: the login
 // deadline and the counts of unauthenticated connections (docs/operations.md §Connections).
 //
-//   awaiting_login ──login──▶ serving ──decided──▶ migrating ──handed over──▶ closed
-//        │   ▲                  │  │                   │                         ▲
-//        │   └────logout────────┘  │                   │                         │
-//        └──────────────────────▶ closing ◀────────────┘ ──nothing in flight─────┘
+//   awaiting_login --login--> serving --decided--> migrating --handed over--> closed
+//        |   ^                  |  |                   |                         ^
+//        |   +----logout--------+  |                   |                         |
+//        +----------------------> closing <------------+ --nothing in flight-----+
 enum class Phase : uint8_t {
   awaiting_login,  // Not logged in: counted as unauthenticated; the login deadline runs.
   serving,         // Logged in: requests are read and answered.
@@ -142,9 +142,9 @@ class UserJob final : public AuthJob {
 // response with auto_commit is written whole, the last offset is stored (AutoCommit) before the
 // next request is read.
 //
-// Lifecycle (Phase): start() → awaiting_login → serving → closing (peer gone, a send failed or
-// stalled past the write timeout, the login deadline passed, evicted, a rejected frame was
-// answered, or the server stops) → closed once nothing is in flight (no recv, poll, send,
+// Lifecycle (Phase): start() -> awaiting_login -> serving -> closing (peer gone, a send failed
+// or stalled past the write timeout, the login deadline passed, evicted, a rejected frame was
+// answered, or the server stops) -> closed once nothing is in flight (no recv, poll, send,
 // operation or auto-commit): the fd is closed and the ShardServer frees the object at its next
 // safe point, never from inside one of the object's own callbacks. A close for a peer that is
 // gone cancels the send in flight, so its memory goes at once. Data plane: no allocation per
