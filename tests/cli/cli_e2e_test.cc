@@ -95,9 +95,8 @@ TEST_F(CliEndToEnd, AWaitingConsumeReceivesAMessageProducedAfterItStarted) {
   ASSERT_TRUE(consumer.start(
       hark({"consume", "orders", "events", "--partition", "0", "--wait", "30s", "--count", "1"}),
       {}));
-  // Nothing tells the test that the poll is parked; the message may also arrive first, and
-  // the consume must print it either way.
-  std::this_thread::sleep_for(200ms);
+  // Produced once harkd says the consume's poll is parked, so the message wakes it.
+  EXPECT_TRUE(hark::test::wait_until_parked(harkd_, 1));
   EXPECT_EQ(run_ok({"produce", "orders", "events", "late", "--partition", "0"}),
             "sent 1 message\n");
   const ChildResult result = consumer.wait(command_timeout);
@@ -132,7 +131,7 @@ TEST_F(CliEndToEnd, FollowEndsCleanlyOnSigintWhileItsPollIsParked) {
   ChildProcess consumer;
   ASSERT_TRUE(consumer.start(
       hark({"consume", "orders", "events", "--partition", "0", "--follow", "--wait", "1h"}), {}));
-  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(hark::test::wait_until_parked(harkd_, 1));
   consumer.send_signal(SIGINT);
   // The poll's wait is an hour (clamped by harkd to its maximum): only the cancel ends it
   // before the command timeout.

@@ -105,6 +105,7 @@ TEST(Client, ResponsesArrivingInPiecesAreReassembled) {
     ASSERT_TRUE(protocol::encode_response(streams, frame).ok());
     for (const std::byte b : frame) {  // One byte per send, each its own TCP segment.
       connection.send({&b, 1});
+      // Not a wait for a signal: the pacing that splits the response is the test.
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     while (connection.read_request()) {
@@ -136,7 +137,8 @@ TEST(Client, WaitingPollOutlivesTheCommandTimeout) {
     ASSERT_TRUE(request.has_value());
     const auto poll = decode_received<protocol::PollMessagesRequest>(*request);
     EXPECT_EQ(poll.wait_timeout_us, 2'000'000u);
-    // Longer than the client's command timeout, well inside wait + margin.
+    // Longer than the client's command timeout, well inside wait + margin. Not a wait for a
+    // signal: the time that passes is the test.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const Bytes payload = {std::byte{'h'}, std::byte{'i'}};
     Bytes blob;

@@ -19,6 +19,7 @@
 
 #include "core/base/message_layout.h"
 #include "core/broker/blocking.h"
+#include "tests/support/broker_waits.h"
 
 namespace hark::core {
 namespace {
@@ -66,6 +67,9 @@ class BrokerTest : public ::testing::Test {
     ASSERT_TRUE(topic.call(*broker_).ok());
     ASSERT_EQ(topic.topic.partitions.size(), 4u);
   }
+
+  // Waits until `count` polls are parked: the signal before asserting one is still waiting.
+  bool parked(uint64_t count) { return test::wait_until_parked(*broker_, count); }
 
   // Stops the broker and starts a new one on the same data directory.
   void restart(storage::Durability durability = storage::Durability::write) {
@@ -156,7 +160,7 @@ TEST_F(BrokerTest, ParkedPollIsWokenByAnAppendOnEveryPartition) {
       ASSERT_TRUE(poll.call(*broker_).ok());
       answered = true;
     });
-    std::this_thread::sleep_for(100ms);  // Let it park; then it must still be waiting.
+    EXPECT_TRUE(parked(1));  // Parked; then it must still be waiting.
     EXPECT_FALSE(answered.load());
     const auto sent = SteadyClock::now();
     ASSERT_TRUE(append(partition, "wake").ok());
@@ -175,7 +179,8 @@ TEST_F(BrokerTest, UnderAlwaysAppendsAreAnsweredAndWakeParkedPollsOnceCommitted)
   restart(storage::Durability::always);
   Blocking<Poll> poll;
   prepare(poll, 3, 0, 4s);
-  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  auto waiting = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  ASSERT_TRUE(parked(1));  // So the appends below must wake it.
   constexpr int producers = 4;
   constexpr int appends = 20;
   std::vector<std::thread> threads;
@@ -187,7 +192,7 @@ TEST_F(BrokerTest, UnderAlwaysAppendsAreAnsweredAndWakeParkedPollsOnceCommitted)
     });
   }
   for (std::thread& thread : threads) thread.join();
-  ASSERT_TRUE(parked.get().ok());
+  ASSERT_TRUE(waiting.get().ok());
   ASSERT_GE(poll.result.messages.count(), 1u);
   std::vector<int> next(producers, 0);
   for (uint64_t offset = 0; offset < uint64_t{producers} * appends; offset++) {
@@ -228,10 +233,10 @@ TEST_F(BrokerTest, WokenPollThatFindsNothingReparksWithItsDeadline) {
                                          std::chrono::system_clock::now().time_since_epoch() + 1h)
                                          .count());
   const auto started = SteadyClock::now();
-  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
-  std::this_thread::sleep_for(100ms);
+  auto waiting = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  ASSERT_TRUE(parked(1));
   ASSERT_TRUE(append(1, "too early").ok());
-  ASSERT_TRUE(parked.get().ok());
+  ASSERT_TRUE(waiting.get().ok());
   const auto elapsed = SteadyClock::now() - started;
   EXPECT_TRUE(poll.result.messages.empty());
   EXPECT_GE(elapsed, 400ms);
@@ -261,7 +266,7 @@ TEST_F(BrokerTest, PurgeAnswersParkedPollsEmptyAndDeleteWithTheError) {
   Blocking<Poll> deleted;
   prepare(deleted, 0, 0, 4s);
   auto first = std::async(std::launch::async, [&] { return purged.call(*broker_); });
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(parked(1));
   Blocking<PurgeTopic> purge;
   purge.stream = NameOrId::id(0);
   purge.topic = NameOrId::id(0);
@@ -272,7 +277,7 @@ TEST_F(BrokerTest, PurgeAnswersParkedPollsEmptyAndDeleteWithTheError) {
   EXPECT_LT(SteadyClock::now() - started, 1s);
 
   auto second = std::async(std::launch::async, [&] { return deleted.call(*broker_); });
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(parked(1));
   Blocking<DeleteStream> remove;
   remove.stream = NameOrId::id(0);
   ASSERT_TRUE(remove.call(*broker_).ok());
@@ -311,11 +316,11 @@ TEST_F(BrokerTest, NextContinuesAfterTheStoredOffset) {
 TEST_F(BrokerTest, ShutdownAnswersParkedPollsEmpty) {
   Blocking<Poll> poll;
   prepare(poll, 1, 0, 4s);
-  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
-  std::this_thread::sleep_for(100ms);
+  auto waiting = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  ASSERT_TRUE(parked(1));
   const auto started = SteadyClock::now();
   broker_->stop();
-  ASSERT_TRUE(parked.get().ok());
+  ASSERT_TRUE(waiting.get().ok());
   EXPECT_TRUE(poll.result.messages.empty());
   EXPECT_LT(SteadyClock::now() - started, 2s);
 }
@@ -329,7 +334,7 @@ TEST_F(BrokerTest, CountersSeeParksWakesAndTimeouts) {
     prepare(waiting, 0, 0, 4s);
     return waiting.call(*broker_);
   });
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(parked(1));
   ASSERT_TRUE(append(0, "x").ok());
   ASSERT_TRUE(woken.get().ok());
   Blocking<GetStats> stats;
@@ -397,10 +402,10 @@ TEST_F(BrokerTest, RestartKeepsCatalogMessagesAndOffsets) {
 TEST_F(BrokerTest, PartitionsAreAddedAndDeletedAtTheEndAndUpdatesAreKept) {
   ASSERT_TRUE(append(0, "survives").ok());
   ASSERT_TRUE(append(3, "on the last partition").ok());
-  Blocking<Poll> parked;
-  prepare(parked, 3, 1, 4s);
-  auto waiting = std::async(std::launch::async, [&] { return parked.call(*broker_); });
-  std::this_thread::sleep_for(100ms);
+  Blocking<Poll> poll;
+  prepare(poll, 3, 1, 4s);
+  auto waiting = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  ASSERT_TRUE(parked(1));
   Blocking<DeletePartitions> remove;
   remove.stream = NameOrId::id(0);
   remove.topic = NameOrId::id(0);
@@ -494,13 +499,17 @@ TEST_F(GroupTest, PartitionsAreDealtRoundRobinInJoinOrderAndGroupsSurviveRestart
 TEST_F(GroupTest, ParkedMemberWakesForItsPartitionsOnlyAndFollowsARebalance) {
   Blocking<Poll> poll;
   prepare_member(poll, 10, 4s);
-  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
-  std::this_thread::sleep_for(100ms);
+  auto waiting = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  ASSERT_TRUE(parked(1));
   ASSERT_TRUE(append(1, "for member 11").ok());
-  std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(parked.wait_for(0s), std::future_status::timeout);  // Not its partition.
+  // The append was answered after its commit was settled: had it woken the poll, the owner
+  // would have counted it already.
+  const BrokerStats after = test::broker_stats(*broker_);
+  EXPECT_EQ(after.waits.woken, 0u);
+  EXPECT_EQ(after.waits.parked_now, 1u);
+  EXPECT_EQ(waiting.wait_for(0s), std::future_status::timeout);  // Not its partition.
   ASSERT_TRUE(append(2, "for member 10").ok());
-  ASSERT_TRUE(parked.get().ok());
+  ASSERT_TRUE(waiting.get().ok());
   ASSERT_EQ(poll.result.messages.count(), 1u);
   EXPECT_EQ(payload_of(poll.result.messages), "for member 10");
   EXPECT_EQ(poll.result.partition_id, 2u);
@@ -510,7 +519,7 @@ TEST_F(GroupTest, ParkedMemberWakesForItsPartitionsOnlyAndFollowsARebalance) {
   poll.from = PollFrom::offset;
   poll.value = 1;  // Past what partitions 1 and 2 hold, so only a new message answers.
   auto again = std::async(std::launch::async, [&] { return poll.call(*broker_); });
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(parked(1));
   ASSERT_TRUE(membership<LeaveConsumerGroup>(11).ok());
   ASSERT_TRUE(append(3, "a").ok());
   ASSERT_TRUE(append(3, "b").ok());
@@ -524,17 +533,19 @@ TEST_F(GroupTest, AParkedMemberFollowsPartitionsAddedToItsTopic) {
   ASSERT_TRUE(membership<LeaveConsumerGroup>(11).ok());  // 10 alone: all four partitions.
   Blocking<Poll> poll;
   prepare_member(poll, 10, 4s);
-  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
-  std::this_thread::sleep_for(100ms);
+  auto waiting = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  ASSERT_TRUE(parked(1));
   Blocking<CreatePartitions> add;
   add.stream = NameOrId::id(0);
   add.topic = NameOrId::id(0);
   add.count = 2;
   ASSERT_TRUE(add.call(*broker_).ok());  // Rebalances the parked member onto six.
-  std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(parked.wait_for(0s), std::future_status::timeout);
+  // The rebalance cancels its Wait and parks it again on the new assignment.
+  EXPECT_TRUE(test::wait_for_stats(
+      *broker_, [](const BrokerStats& s) { return s.reparked == 1 && s.waits.parked_now == 1; }));
+  EXPECT_EQ(waiting.wait_for(0s), std::future_status::timeout);
   ASSERT_TRUE(append(5, "on a new partition").ok());
-  ASSERT_TRUE(parked.get().ok());
+  ASSERT_TRUE(waiting.get().ok());
   ASSERT_EQ(poll.result.messages.count(), 1u);
   EXPECT_EQ(poll.result.partition_id, 5u);
 }

@@ -18,6 +18,7 @@
 #include "core/wait/wait_shard.h"
 #include "io/shard_group.h"
 #include "tests/support/prng.h"
+#include "tests/support/wait_until.h"
 
 namespace hark::core {
 namespace {
@@ -216,7 +217,9 @@ void run_on(io::ShardGroup& group, uint32_t index, F f) {
     std::atomic<bool> done{false};
   } call(std::move(f));
   group.post(ShardId(index), call);
-  while (!call.done.load(std::memory_order_acquire)) std::this_thread::sleep_for(100us);
+  // `call` lives on this stack: never return before the shard ran it.
+  HARK_ASSERT(test::wait_until([&] { return call.done.load(std::memory_order_acquire); },
+                               test::signal_timeout, 100us));
 }
 
 TEST(WaitConcurrency, RandomParksCommitsPurgesAndCancelsStayExactlyOnce) {
@@ -233,9 +236,12 @@ TEST(WaitConcurrency, RandomParksCommitsPurgesAndCancelsStayExactlyOnce) {
     run_on(*group, i, [&setup, i] { setup.drivers_[i]->start(); });
   }
   const char* seconds = std::getenv("HARK_STRESS_SECONDS");
+  // Not a wait for a signal: how long the stress runs (HARK_STRESS_SECONDS) is the test.
   std::this_thread::sleep_for(std::chrono::seconds(seconds != nullptr ? std::atoi(seconds) : 2));
   shared.running.store(false);
-  std::this_thread::sleep_for(50ms);  // Drivers see the flag and stop acting.
+  // Drivers act in their shard's timers: once a task has run on each shard after the store,
+  // every later expire sees the flag and no driver acts any more.
+  for (uint32_t i = 0; i < shards_count; i++) run_on(*group, i, [] {});
   for (uint32_t i = 0; i < shards_count; i++) {
     run_on(*group, i, [&setup, i] { setup.drivers_[i]->cancel_all(); });
   }

@@ -193,15 +193,15 @@ TEST_F(HarkdAdmin, ClientsAreListedAcrossShards) {
   // Logged out: user u32::MAX. Closed: gone from the list.
   ASSERT_TRUE(clients[0]->logout().ok());
   clients[1]->close();
-  const auto deadline = SteadyClock::now() + at_once_bound;
   size_t listed = 0;
-  while (SteadyClock::now() < deadline) {
-    const auto now = admin_->get_clients();
-    ASSERT_TRUE(now.ok());
-    listed = now->clients.size();
-    if (listed == 4) break;
-    std::this_thread::sleep_for(10ms);
-  }
+  wait_until(
+      [&] {
+        const auto now = admin_->get_clients();
+        EXPECT_TRUE(now.ok());
+        listed = now.ok() ? now->clients.size() : 0;
+        return listed == 4 || !now.ok();
+      },
+      at_once_bound, 10ms);
   EXPECT_EQ(listed, 4u);
 }
 
@@ -309,6 +309,7 @@ TEST_F(HarkdAdmin, GarbageAndOversizedFramesDoNotDisturbAnotherConnection) {
 
   EXPECT_TRUE(healthy->ping().ok());
   EXPECT_TRUE(healthy->get_streams().ok());
+  EXPECT_TRUE(wait_until_parked(harkd_, 1)) << "the poll is still parked";
   EXPECT_FALSE(parked.answered());
   ASSERT_TRUE(send_text(*healthy, protocol::Partitioning::partition(0), "still fine").ok());
   const PollOutcome& outcome = parked.wait(at_once_bound);
@@ -318,13 +319,13 @@ TEST_F(HarkdAdmin, GarbageAndOversizedFramesDoNotDisturbAnotherConnection) {
 
 TEST_F(HarkdAdmin, SigusrOneLogsOneStatsLine) {
   harkd_.signal(SIGUSR1);
-  const auto deadline = SteadyClock::now() + at_once_bound;
   std::string tail;
-  while (SteadyClock::now() < deadline) {
-    tail = harkd_.stderr_tail(10);
-    if (tail.find("stats: connections=1 ") != std::string::npos) break;
-    std::this_thread::sleep_for(20ms);
-  }
+  wait_until(
+      [&] {
+        tail = harkd_.stderr_tail(10);
+        return tail.find("stats: connections=1 ") != std::string::npos;
+      },
+      at_once_bound, 20ms);
   EXPECT_NE(tail.find("stats: connections=1 parked_now=0"), std::string::npos) << tail;
   EXPECT_TRUE(admin_->ping().ok()) << "harkd keeps running";
 }

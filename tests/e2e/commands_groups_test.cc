@@ -42,13 +42,12 @@ class HarkdGroups : public HarkdTest {
 
   // Waits (bounded) until the group has `members` members.
   bool wait_for_members(size_t members) {
-    const auto deadline = SteadyClock::now() + at_once_bound;
-    while (SteadyClock::now() < deadline) {
-      const auto details = group_details();
-      if (details && details->members.size() == members) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
+    return wait_until(
+        [&] {
+          const auto details = group_details();
+          return details && details->members.size() == members;
+        },
+        at_once_bound, 10ms);
   }
 
   // A poll by group 0 without a partition.
@@ -192,7 +191,7 @@ TEST_F(HarkdGroups, ParkedMemberIsWokenByASendToAnyOfItsPartitions) {
   RawConnection member;
   ASSERT_TRUE(join_raw(member));
   AsyncPoll poll(member, group_poll(10, 20s, false));
-  std::this_thread::sleep_for(settle_time);
+  EXPECT_TRUE(wait_until_parked(harkd_, 1));
   EXPECT_FALSE(poll.answered());
   ASSERT_TRUE(send_text(2, "late").ok());
   const PollOutcome& outcome = poll.wait(at_once_bound);
@@ -208,14 +207,18 @@ TEST_F(HarkdGroups, ParkedMemberIsReevaluatedOnItsNewAssignmentAfterARebalance) 
   RawConnection first;
   ASSERT_TRUE(join_raw(first));
   AsyncPoll poll(first, group_poll(10, 20s, false));
-  std::this_thread::sleep_for(settle_time);
+  ASSERT_TRUE(wait_until_parked(harkd_, 1));
   ASSERT_FALSE(poll.answered());
 
   // A second member joins: the first keeps partition 0, the second gets partition 1.
   auto second = connect_client();
   ASSERT_TRUE(second->join_consumer_group(group_zero()).ok());
   ASSERT_TRUE(send_text(1, "for the second").ok());
-  std::this_thread::sleep_for(settle_time);
+  // The rebalance cancelled the parked poll and parked it again on partition 0 alone; the
+  // send to partition 1 (answered after its commit was settled) woke nobody.
+  EXPECT_TRUE(wait_for_stats(
+      harkd_, [](const HarkdStats& stats) { return stats.parked >= 2 && stats.parked_now == 1; }));
+  EXPECT_EQ(harkd_stats().woken, 0u);
   EXPECT_FALSE(poll.answered()) << "partition 1 is no longer the first member's";
 
   ASSERT_TRUE(send_text(0, "for the first").ok());

@@ -318,67 +318,12 @@ std::unique_ptr<client::Client> HarkdTest::connect_client() {
   return client;
 }
 
-namespace {
-
-std::optional<uint64_t> stats_field(const std::string& line, const std::string& name) {
-  const size_t at = line.find(" " + name + "=");
-  if (at == std::string::npos) return std::nullopt;
-  return std::stoull(line.substr(at + name.size() + 2));
-}
-
-std::optional<ConnectionStats> parse_connection_stats(const std::string& line) {
-  ConnectionStats stats;
-  const std::optional<uint64_t> migrations = stats_field(line, "migrations");
-  const std::optional<uint64_t> refused = stats_field(line, "migrations_refused");
-  const std::string key = " shard_connections=";
-  const size_t at = line.find(key);
-  if (!migrations || !refused || at == std::string::npos) return std::nullopt;
-  stats.migrations = *migrations;
-  stats.refused = *refused;
-  size_t position = at + key.size();
-  while (position < line.size() && std::isdigit(static_cast<unsigned char>(line[position]))) {
-    size_t used = 0;
-    stats.by_shard.push_back(static_cast<uint32_t>(std::stoul(line.substr(position), &used)));
-    position += used;
-    if (position < line.size() && line[position] == '/') position++;
-  }
-  return stats;
-}
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    count++;
-  }
-  return count;
-}
-
-}  // namespace
-
-uint32_t ConnectionStats::total() const {
-  uint32_t sum = 0;
-  for (const uint32_t count : by_shard) sum += count;
-  return sum;
-}
-
-ConnectionStats HarkdTest::connection_stats() {
-  const size_t before = count_of(harkd_.stderr_tail(1000), "stats: ");
-  harkd_.signal(SIGUSR1);
-  const auto deadline = SteadyClock::now() + at_once_bound;
-  while (SteadyClock::now() < deadline) {
-    const std::string tail = harkd_.stderr_tail(1000);
-    if (count_of(tail, "stats: ") > before) {
-      const size_t at = tail.rfind("stats: ");
-      const std::optional<ConnectionStats> parsed =
-          parse_connection_stats(tail.substr(at, tail.find('\n', at) - at));
-      if (parsed.has_value() && parsed->by_shard.size() == shards_count) return *parsed;
-      ADD_FAILURE() << "unreadable stats line: " << tail.substr(at);
-      return {};
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  ADD_FAILURE() << "no stats line after SIGUSR1";
-  return {};
+HarkdStats HarkdTest::harkd_stats() {
+  const std::optional<HarkdStats> stats = harkd_.stats();
+  EXPECT_TRUE(stats.has_value()) << "no readable stats line after SIGUSR1";
+  if (!stats.has_value()) return {};
+  EXPECT_EQ(stats->by_shard.size(), shards_count) << *stats;
+  return *stats;
 }
 
 size_t HarkdTest::harkd_open_files() const {

@@ -39,10 +39,6 @@ std::chrono::milliseconds late_bound();
 // How long "answered at once" may take: far below every wait a test uses (≥ 10 s), far above
 // any scheduling noise.
 inline constexpr std::chrono::milliseconds at_once_bound = 5s;
-// How long a test lets harkd settle before asserting that something did not happen (a poll
-// still parked): there is no signal for "harkd has parked this poll", so the tests sleep this
-// long and then assert the poll has not been answered.
-inline constexpr std::chrono::milliseconds settle_time = 100ms;
 
 protocol::Bytes bytes_of(std::string_view text);
 std::string text_of(std::span<const std::byte> bytes);
@@ -152,14 +148,6 @@ class AsyncPoll {
 
 // One harkd (2 shards) per test, stopped with SIGTERM at the end of the test, which must exit 0;
 // on failure the test's report ends with harkd's stderr.
-// What harkd's stats line (SIGUSR1) says about connections.
-struct ConnectionStats {
-  std::vector<uint32_t> by_shard;  // shard_connections=a/b
-  uint64_t migrations = 0;
-  uint64_t refused = 0;  // migrations_refused
-  uint32_t total() const;
-};
-
 class HarkdTest : public ::testing::Test {
  protected:
   static constexpr uint32_t shards_count = 2;
@@ -181,9 +169,9 @@ class HarkdTest : public ::testing::Test {
   PollOutcome poll_now(protocol::PollMessagesRequest request);
 
   const std::string& address() const { return harkd_.address(); }
-  // Asks harkd for a stats line (SIGUSR1) and returns what it says about connections (a test
-  // failure and an empty result if no readable line comes).
-  ConnectionStats connection_stats();
+  // Asks harkd for a stats line (SIGUSR1) and returns it (a test failure and an empty result
+  // if no readable line with every shard comes).
+  HarkdStats harkd_stats();
   // Open file descriptors of the harkd process.
   size_t harkd_open_files() const;
 

@@ -23,6 +23,7 @@
 #include "core/broker/operations.h"
 #include "protocol/message.h"
 #include "protocol/writer.h"
+#include "tests/support/broker_waits.h"
 
 #ifndef HARK_SOURCE_DIR
 #error "HARK_SOURCE_DIR must name the repository root (tests/e2e/CMakeLists.txt sets it)"
@@ -118,8 +119,8 @@ TEST(EmbeddingExample, APollFromAnOutsideThreadWaitsForAnAppendFromAnother) {
   });
   // docs:end
 
-  // No signal says "parked": give the broker time to park the poll, then check it is waiting.
-  std::this_thread::sleep_for(100ms);
+  // Parked (the broker's counters say so), then check it is still waiting.
+  EXPECT_TRUE(test::wait_until_parked(broker, 1));
   EXPECT_FALSE(poll_returned.load()) << "answered before anything was appended";
   const auto append_began = SteadyClock::now();
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +21,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include "tests/support/wait_until.h"
 
 namespace hark::test {
 namespace {
@@ -238,9 +242,10 @@ ProcessExit HarkdProcess::wait_exit(std::chrono::milliseconds timeout) {
     if (ready > 0 && ::waitpid(pid_, &status, 0) == pid_) return exit_of(status);
   } else {
     // No pidfd: poll waitpid, bounded by the same deadline.
-    while (SteadyClock::now() < deadline) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) return exit_of(status);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    if (wait_until([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, left,
+                   std::chrono::milliseconds(5))) {
+      return exit_of(status);
     }
   }
   ::kill(pid_, SIGKILL);
@@ -264,6 +269,108 @@ void HarkdProcess::drain_stdout() {
     if (out >= 0) (void)!::write(out, buffer, static_cast<size_t>(got));
   }
   if (out >= 0) ::close(out);
+}
+
+namespace {
+
+std::optional<uint64_t> stats_field(const std::string& line, const std::string& name) {
+  const size_t at = line.find(" " + name + "=");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stoull(line.substr(at + name.size() + 2));
+}
+
+// "shard_connections=a/b": one count per shard; empty if the field is missing.
+std::vector<uint32_t> shard_counts(const std::string& line) {
+  std::vector<uint32_t> counts;
+  const std::string key = " shard_connections=";
+  const size_t at = line.find(key);
+  if (at == std::string::npos) return counts;
+  size_t position = at + key.size();
+  while (position < line.size() && std::isdigit(static_cast<unsigned char>(line[position]))) {
+    size_t used = 0;
+    counts.push_back(static_cast<uint32_t>(std::stoul(line.substr(position), &used)));
+    position += used;
+    if (position < line.size() && line[position] == '/') position++;
+  }
+  return counts;
+}
+
+std::optional<HarkdStats> parse_stats(const std::string& line) {
+  HarkdStats stats;
+  const std::pair<const char*, uint64_t HarkdStats::*> fields[] = {
+      {"connections", &HarkdStats::connections},
+      {"parked_now", &HarkdStats::parked_now},
+      {"parked", &HarkdStats::parked},
+      {"woken", &HarkdStats::woken},
+      {"timed_out", &HarkdStats::timed_out},
+      {"cancelled", &HarkdStats::cancelled},
+      {"aborted", &HarkdStats::aborted},
+      {"rejected_full", &HarkdStats::rejected_full},
+      {"reparked", &HarkdStats::reparked},
+      {"migrations", &HarkdStats::migrations},
+      {"migrations_refused", &HarkdStats::refused},
+  };
+  for (const auto& [name, member] : fields) {
+    const std::optional<uint64_t> value = stats_field(line, name);
+    if (!value.has_value()) return std::nullopt;
+    stats.*member = *value;
+  }
+  stats.by_shard = shard_counts(line);
+  if (stats.by_shard.empty()) return std::nullopt;
+  return stats;
+}
+
+// The first whole stats line harkd wrote to `path` past byte `from`; empty if none yet.
+std::string stats_line_after(const std::string& path, uintmax_t from) {
+  std::ifstream file(path);
+  file.seekg(static_cast<std::streamoff>(from));
+  for (std::string line; std::getline(file, line) && !file.eof();) {
+    const size_t at = line.find("stats: ");
+    if (at != std::string::npos) return line.substr(at);
+  }
+  return {};
+}
+
+}  // namespace
+
+uint32_t HarkdStats::total() const {
+  uint32_t sum = 0;
+  for (const uint32_t count : by_shard) sum += count;
+  return sum;
+}
+
+std::ostream& operator<<(std::ostream& out, const HarkdStats& stats) {
+  out << "connections=" << stats.connections << " parked_now=" << stats.parked_now
+      << " parked=" << stats.parked << " woken=" << stats.woken << " timed_out=" << stats.timed_out
+      << " cancelled=" << stats.cancelled << " aborted=" << stats.aborted
+      << " rejected_full=" << stats.rejected_full << " reparked=" << stats.reparked
+      << " migrations=" << stats.migrations << " migrations_refused=" << stats.refused;
+  return out;
+}
+
+std::optional<HarkdStats> HarkdProcess::stats() {
+  std::error_code error;
+  const uintmax_t from = std::filesystem::file_size(stderr_path_, error);
+  if (error) return std::nullopt;
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(5);
+  std::string line;
+  while (line.empty() && SteadyClock::now() < deadline) {
+    signal(SIGUSR1);
+    // Not out within a second: the rate limit dropped it (a new second admits the next one).
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    wait_until(
+        [&] {
+          line = stats_line_after(stderr_path_, from);
+          return !line.empty();
+        },
+        std::clamp(left, std::chrono::milliseconds(0), std::chrono::milliseconds(1100)));
+  }
+  return line.empty() ? std::nullopt : parse_stats(line);
+}
+
+bool wait_until_parked(HarkdProcess& harkd, uint64_t count) {
+  return wait_for_stats(harkd,
+                        [count](const HarkdStats& stats) { return stats.parked_now == count; });
 }
 
 std::string HarkdProcess::stderr_tail(size_t lines) const {

@@ -3,11 +3,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <sys/types.h>
+
+#include "tests/support/wait_until.h"
 
 namespace hark::test {
 
@@ -23,6 +27,27 @@ struct ProcessExit {
 
 // "exited 0", "killed by signal 6", "exited 1 (SIGKILLed after the wait ran out)".
 std::string describe(const ProcessExit& exit);
+
+// What harkd's stats line says (SIGUSR1; docs/operations.md §Logs): the counters a test waits
+// on instead of sleeping. A poll counts in `parked_now` from the moment harkd parked it until
+// it is answered; `woken` is counted by the partition's owner before the send that woke it is
+// answered, so "this send woke nobody" is a `woken` that did not move.
+struct HarkdStats {
+  uint64_t connections = 0;
+  uint64_t parked_now = 0;
+  uint64_t parked = 0;
+  uint64_t woken = 0;
+  uint64_t timed_out = 0;
+  uint64_t cancelled = 0;
+  uint64_t aborted = 0;
+  uint64_t rejected_full = 0;
+  uint64_t reparked = 0;
+  std::vector<uint32_t> by_shard;  // shard_connections=a/b
+  uint64_t migrations = 0;
+  uint64_t refused = 0;  // migrations_refused
+  uint32_t total() const;
+};
+std::ostream& operator<<(std::ostream& out, const HarkdStats& stats);
 
 // One harkd child process for an end-to-end test or a benchmark, on loopback.
 //
@@ -69,6 +94,10 @@ class HarkdProcess {
   void signal(int signal_number);
   // Where harkd's stderr goes.
   const std::string& stderr_path() const { return stderr_path_; }
+  // Asks for a stats line (SIGUSR1) and returns it parsed; nullopt if no readable line comes
+  // within 5 s. The line's call site logs at most 10 lines a second, so a request the rate
+  // limit swallowed is sent again once that second is over.
+  std::optional<HarkdStats> stats();
 
   // "127.0.0.1:PORT", valid after a successful start().
   const std::string& address() const { return address_; }
@@ -101,5 +130,28 @@ class HarkdProcess {
   std::string error_text_;
   std::string stdout_seen_;  // What harkd printed before its ready line (for error_text).
 };
+
+// How often wait_for_stats asks: well under the stats line's 10 a second.
+inline constexpr std::chrono::milliseconds stats_every{150};
+
+// Waits (bounded by signal_timeout) until `ready(stats)` holds for harkd's counters; true if
+// it did. On false it prints the counters last seen to stderr (the caller's assertion fails).
+template <typename Ready>
+bool wait_for_stats(HarkdProcess& harkd, Ready ready) {
+  HarkdStats seen;
+  const auto check = [&] {
+    const std::optional<HarkdStats> stats = harkd.stats();
+    if (!stats.has_value()) return false;
+    seen = *stats;
+    return ready(seen);
+  };
+  if (wait_until(check, signal_timeout, stats_every)) return true;
+  std::cerr << "harkd's counters never got there; last seen: " << seen << '\n';
+  return false;
+}
+
+// Waits until exactly `count` polls are parked in `harkd` (over every shard): the signal a
+// test waits on before it asserts that a poll has not been answered.
+bool wait_until_parked(HarkdProcess& harkd, uint64_t count);
 
 }  // namespace hark::test

@@ -60,7 +60,7 @@ class HarkdLimits : public ::testing::Test {
       parked.push_back(std::make_unique<AsyncPoll>(
           harkd_.address(), poll_request(consumer, 0, next_strategy(), 1, 20s)));
     }
-    std::this_thread::sleep_for(settle_time);
+    EXPECT_TRUE(wait_until_parked(harkd_, limit));
     for (const auto& poll : parked) EXPECT_FALSE(poll->answered());
     auto extra = connect();
     ASSERT_NE(extra, nullptr);
@@ -95,12 +95,8 @@ TEST_F(HarkdLimits, ConnectionsOverTheLimitAreRefusedWithCannotEstablishConnecti
   EXPECT_EQ(answer->status, error_code(Error::cannot_establish_connection));
   for (const auto& client : open) EXPECT_TRUE(client->ping().ok());
   open.pop_back();  // A slot frees up once harkd sees the close.
-  const auto deadline = SteadyClock::now() + at_once_bound;
   std::unique_ptr<client::Client> again;
-  while (again == nullptr && SteadyClock::now() < deadline) {
-    again = connect();
-    if (again == nullptr) std::this_thread::sleep_for(20ms);
-  }
+  wait_until([&] { return (again = connect()) != nullptr; }, at_once_bound, 20ms);
   EXPECT_NE(again, nullptr);
 }
 

@@ -1,10 +1,10 @@
 // Covers the deferred-poll contract (docs/long-polling.md, one test per rule) against a real
 // harkd with 2 shards, over loopback: parked polls are sent on connections of their own and
 // answered on threads of their own (AsyncPoll) while the test produces, purges, deletes or
-// stops harkd on others. "Not answered yet" is asserted after settle_time (no signal says
-// "parked"); "answered at once" means within at_once_bound, far below every wait used; timing
-// bounds are generous (late_bound). The max_wait clamp runs with --max-wait 300ms. Consumer
-// groups: commands_groups_test.cc.
+// stops harkd on others. "Not answered yet" is asserted once harkd's counters say the poll is
+// parked (wait_until_parked); "answered at once" means within at_once_bound, far below every wait
+// used; timing bounds are generous (late_bound). The max_wait clamp runs with --max-wait 300ms.
+// Consumer groups: commands_groups_test.cc.
 #include <signal.h>
 
 #include <algorithm>
@@ -28,7 +28,14 @@ namespace {
 using protocol::Identifier;
 using protocol::PollingKind;
 
-class LongPoll : public HarkdTest {};
+class LongPoll : public HarkdTest {
+ protected:
+  // Waits until harkd has parked `count` polls, then asserts `poll` has not been answered.
+  void expect_parked(const AsyncPoll& poll, uint64_t count = 1) {
+    EXPECT_TRUE(wait_until_parked(harkd_, count));
+    EXPECT_FALSE(poll.answered()) << "answered before anything could satisfy it";
+  }
+};
 
 constexpr auto long_wait = 20s;  // Parked polls that must be ended by something else.
 
@@ -44,12 +51,6 @@ std::vector<uint32_t> one_partition_per_shard(uint32_t partitions, uint32_t shar
     if (owners.insert(owner.shard.value()).second) chosen.push_back(p);
   }
   return chosen;
-}
-
-// Asserts the poll has not been answered after settle_time: harkd has had time to park it.
-void expect_parked(const AsyncPoll& poll) {
-  std::this_thread::sleep_for(settle_time);
-  EXPECT_FALSE(poll.answered()) << "answered before anything could satisfy it";
 }
 
 TEST_F(LongPoll, AParkedPollIsWokenByASendOnAnotherConnection) {
@@ -89,7 +90,7 @@ TEST_F(LongPoll, EveryStrategyParksOnAnEmptyPartitionAndOneSendWakesThemAll) {
     polls.push_back(std::make_unique<AsyncPoll>(
         address(), poll_request(20 + i, 0, strategies[i], 10, long_wait)));
   }
-  std::this_thread::sleep_for(settle_time);
+  ASSERT_TRUE(wait_until_parked(harkd_, polls.size()));
   for (uint32_t i = 0; i < polls.size(); i++) {
     ASSERT_FALSE(polls[i]->answered()) << "strategy kind " << int(strategies[i].kind);
   }
@@ -329,12 +330,14 @@ TEST_F(LongPoll, ADisconnectWhileParkedStoresNothingAndLosesNoMessage) {
     ASSERT_TRUE(consumer.connect_and_login(address()));
     ASSERT_TRUE(consumer.send(
         request_frame(poll_request(9, 0, next_strategy(), 10, long_wait, /*auto_commit=*/true))));
-    std::this_thread::sleep_for(settle_time);
+    ASSERT_TRUE(wait_until_parked(harkd_, 1));
     ASSERT_FALSE(consumer.readable_now()) << "answered before anything could satisfy it";
     consumer.close();
   }
-  // No signal says harkd has seen the close: give it settle_time, as for parking.
-  std::this_thread::sleep_for(settle_time);
+  // harkd has seen the close once it cancelled the parked poll.
+  ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& stats) {
+    return stats.parked_now == 0 && stats.cancelled == 1;
+  }));
   ASSERT_TRUE(send_text(0, "kept").ok());
 
   RawConnection again;
@@ -417,7 +420,7 @@ TEST_F(LongPoll, OneSendWakesTwoHundredPollsOnSeparateConnections) {
     ASSERT_TRUE(
         consumers[i].send(request_frame(poll_request(100 + i, 0, next_strategy(), 10, long_wait))));
   }
-  std::this_thread::sleep_for(settle_time);
+  ASSERT_TRUE(wait_until_parked(harkd_, polls_count));
   for (uint32_t i = 0; i < polls_count; i++) {
     ASSERT_FALSE(consumers[i].readable_now()) << "consumer " << i << " answered early";
   }
@@ -479,10 +482,14 @@ TEST_F(LongPoll, ATimestampPollForTheFutureIsNotAnsweredByAnOlderMessage) {
   constexpr auto send_at = 700ms;
   const UnixMicros future = SystemClock::instance().realtime_now() + 3'600'000'000ull;
   AsyncPoll poll(address(), poll_request(1, 0, {PollingKind::timestamp, future}, 10, wait));
-  std::this_thread::sleep_for(send_at);
+  ASSERT_TRUE(wait_until_parked(harkd_, 1));
+  // Not a wait for a signal: the behaviour under test needs the send to come late in the wait.
+  std::this_thread::sleep_until(poll.sent_at() + send_at);
   ASSERT_FALSE(poll.answered());
   ASSERT_TRUE(send_text(0, "older").ok());
-  std::this_thread::sleep_for(settle_time);
+  // Woken, found nothing, parked again (a second park that stayed parked).
+  EXPECT_TRUE(wait_for_stats(
+      harkd_, [](const HarkdStats& stats) { return stats.woken == 1 && stats.parked == 2; }));
   EXPECT_FALSE(poll.answered()) << "answered early by a message older than its timestamp";
 
   const PollOutcome& outcome = poll.wait(wait + late_bound() + at_once_bound);
@@ -503,7 +510,10 @@ TEST_F(LongPoll, AnOffsetPastTheEndParksUntilThatOffsetIsCommitted) {
   expect_parked(poll);
   // Offsets 2..4 are committed, still before the wanted offset 5.
   for (const char* text : {"2", "3", "4"}) ASSERT_TRUE(send_text(0, text).ok());
-  std::this_thread::sleep_for(settle_time);
+  // A send is answered after its commit was settled: a wake would have been counted.
+  const HarkdStats after = harkd_stats();
+  EXPECT_EQ(after.woken, 0u);
+  EXPECT_EQ(after.parked_now, 1u);
   ASSERT_FALSE(poll.answered()) << "answered before offset 5 existed";
   ASSERT_TRUE(send_text(0, "5").ok());
   const PollOutcome& outcome = poll.wait(at_once_bound);

@@ -39,8 +39,7 @@ class HarkdMigration : public HarkdTest {
   }
 
   // The shard a just-opened connection landed on: the one whose count grew.
-  std::optional<uint32_t> shard_gained(const ConnectionStats& before,
-                                       const ConnectionStats& after) {
+  std::optional<uint32_t> shard_gained(const HarkdStats& before, const HarkdStats& after) {
     for (uint32_t shard = 0; shard < shards_count; shard++) {
       if (after.by_shard[shard] > before.by_shard[shard]) return shard;
     }
@@ -62,10 +61,10 @@ class HarkdMigration : public HarkdTest {
 };
 
 TEST_F(HarkdMigration, AProducerMovesToItsPartitionsOwnerAndKeepsWorking) {
-  const ConnectionStats before = connection_stats();
+  const HarkdStats before = harkd_stats();
   std::unique_ptr<client::Client> producer = connect_client();
   ASSERT_NE(producer, nullptr);
-  const ConnectionStats connected = connection_stats();
+  const HarkdStats connected = harkd_stats();
   const std::optional<uint32_t> accepted_on = shard_gained(before, connected);
   ASSERT_TRUE(accepted_on.has_value());
   const std::optional<uint32_t> partition = partition_away_from(*accepted_on);
@@ -74,7 +73,7 @@ TEST_F(HarkdMigration, AProducerMovesToItsPartitionsOwnerAndKeepsWorking) {
   ASSERT_TRUE(send_text(*producer, protocol::Partitioning::partition(*partition), "m1").ok());
   // The move follows the answer; the next answer comes from the new shard.
   ASSERT_TRUE(producer->ping().ok());
-  const ConnectionStats moved = connection_stats();
+  const HarkdStats moved = harkd_stats();
   EXPECT_EQ(moved.migrations, 1u);
   EXPECT_EQ(moved.by_shard[owner_of(*partition)], connected.by_shard[owner_of(*partition)] + 1);
   EXPECT_EQ(moved.by_shard[*accepted_on], connected.by_shard[*accepted_on] - 1);
@@ -86,7 +85,7 @@ TEST_F(HarkdMigration, AProducerMovesToItsPartitionsOwnerAndKeepsWorking) {
       poll_request(1, *partition, offset_strategy(0), 10, std::chrono::microseconds(0)));
   ASSERT_TRUE(polled.ok()) << error_name(polled.error());
   EXPECT_EQ(payloads_of(polled->messages()), (std::vector<std::string>{"m1", "m2"}));
-  EXPECT_EQ(connection_stats().migrations, 1u);
+  EXPECT_EQ(harkd_stats().migrations, 1u);
 }
 
 TEST_F(HarkdMigration, AUserKeepsWhoItIsAndWhatItMayDoAcrossTheMove) {
@@ -97,17 +96,17 @@ TEST_F(HarkdMigration, AUserKeepsWhoItIsAndWhatItMayDoAcrossTheMove) {
       {.username = "mover", .password = "secret", .permissions = send_and_poll});
   ASSERT_TRUE(created.ok()) << error_name(created.error());
 
-  const ConnectionStats before = connection_stats();
+  const HarkdStats before = harkd_stats();
   auto mover = std::make_unique<client::Client>();
   ASSERT_TRUE(mover->connect(address()).ok());
   ASSERT_TRUE(mover->login("mover", "secret").ok());
-  const std::optional<uint32_t> accepted_on = shard_gained(before, connection_stats());
+  const std::optional<uint32_t> accepted_on = shard_gained(before, harkd_stats());
   ASSERT_TRUE(accepted_on.has_value());
   const std::optional<uint32_t> partition = partition_away_from(*accepted_on);
   ASSERT_TRUE(partition.has_value());
   ASSERT_TRUE(send_text(*mover, protocol::Partitioning::partition(*partition), "x").ok());
   ASSERT_TRUE(mover->ping().ok());
-  EXPECT_EQ(connection_stats().migrations, 1u);
+  EXPECT_EQ(harkd_stats().migrations, 1u);
 
   const auto me = mover->get_me();
   ASSERT_TRUE(me.ok()) << error_name(me.error());
@@ -118,10 +117,10 @@ TEST_F(HarkdMigration, AUserKeepsWhoItIsAndWhatItMayDoAcrossTheMove) {
 }
 
 TEST_F(HarkdMigration, PipelinedRequestsAroundTheMigrationKeepTheirOrder) {
-  const ConnectionStats before = connection_stats();
+  const HarkdStats before = harkd_stats();
   RawConnection client;
   ASSERT_TRUE(client.connect_and_login(address()));
-  const std::optional<uint32_t> accepted_on = shard_gained(before, connection_stats());
+  const std::optional<uint32_t> accepted_on = shard_gained(before, harkd_stats());
   ASSERT_TRUE(accepted_on.has_value());
   const std::optional<uint32_t> partition = partition_away_from(*accepted_on);
   ASSERT_TRUE(partition.has_value());
@@ -162,7 +161,7 @@ TEST_F(HarkdMigration, PipelinedRequestsAroundTheMigrationKeepTheirOrder) {
   EXPECT_EQ(pong->status, 0u);
   EXPECT_EQ(poll_outcome(second.read_response(deadline)).payloads,
             (std::vector<std::string>{"a", "b", "c", "d"}));
-  const ConnectionStats after = connection_stats();
+  const HarkdStats after = harkd_stats();
   EXPECT_GE(after.migrations, 1u);  // The first client's; the second's if it was elsewhere.
   EXPECT_EQ(after.by_shard[owner_of(*partition)], before.by_shard[owner_of(*partition)] + 2);
 }
@@ -179,14 +178,14 @@ TEST_F(HarkdMigration, AConsumerParkedAfterMovingIsWokenByAProducerThatMovedToo)
                 .payloads,
             (std::vector<std::string>{"first"}));
   AsyncPoll parked(consumer, poll_request(3, 0, offset_strategy(1), 10, 10s));
-  std::this_thread::sleep_for(settle_time);
+  EXPECT_TRUE(wait_until_parked(harkd_, 1));
   EXPECT_FALSE(parked.answered());
   ASSERT_TRUE(send_text(*clients[1], protocol::Partitioning::partition(0), "second").ok());
   const PollOutcome& woken = parked.wait(at_once_bound);
   ASSERT_TRUE(woken.answered);
   EXPECT_EQ(woken.payloads, (std::vector<std::string>{"second"}));
   ASSERT_TRUE(clients[1]->ping().ok());  // Its move follows its answer.
-  const ConnectionStats after = connection_stats();
+  const HarkdStats after = harkd_stats();
   EXPECT_GE(after.by_shard[owner_of(0)], 3u) << "producer, consumer and second producer";
 }
 
@@ -200,7 +199,7 @@ TEST_F(HarkdMigration, BalancedAndKeyedProducersAndGroupMembersStayWhereTheyAre)
   std::unique_ptr<client::Client> balanced = connect_client();
   std::unique_ptr<client::Client> keyed = connect_client();
   std::unique_ptr<client::Client> member = connect_client();
-  const ConnectionStats connected = connection_stats();
+  const HarkdStats connected = harkd_stats();
 
   ASSERT_TRUE(send_text(*balanced, protocol::Partitioning::balanced(), "b").ok());
   const protocol::Bytes key = bytes_of("key");
@@ -218,7 +217,7 @@ TEST_F(HarkdMigration, BalancedAndKeyedProducersAndGroupMembersStayWhereTheyAre)
     const auto polled = member->poll_messages(poll);
     ASSERT_TRUE(polled.ok()) << error_name(polled.error());
   }
-  const ConnectionStats after = connection_stats();
+  const HarkdStats after = harkd_stats();
   EXPECT_EQ(after.migrations, 0u);
   EXPECT_EQ(after.by_shard, connected.by_shard);
 }
@@ -237,13 +236,13 @@ TEST_F(HarkdMigration, ClientsThatLeaveDuringTheirMigrationLeaveNothingBehind) {
     }
     client.close();
   }
-  const auto deadline = SteadyClock::now() + at_once_bound;
-  ConnectionStats after = connection_stats();
-  while ((after.total() > 1 || harkd_open_files() > files_before) &&
-         SteadyClock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-    after = connection_stats();
-  }
+  HarkdStats after;
+  wait_until(
+      [&] {
+        after = harkd_stats();
+        return after.total() <= 1 && harkd_open_files() <= files_before;
+      },
+      at_once_bound, stats_every);
   EXPECT_EQ(after.total(), 1u) << "only the admin connection is left";
   EXPECT_EQ(harkd_open_files(), files_before) << "every socket is closed";
   EXPECT_TRUE(admin_->ping().ok());
@@ -259,15 +258,15 @@ class HarkdWithoutMigration : public HarkdMigration {
 };
 
 TEST_F(HarkdWithoutMigration, ConnectionsStayWhereTheyWereAccepted) {
-  const ConnectionStats before = connection_stats();
+  const HarkdStats before = harkd_stats();
   std::unique_ptr<client::Client> producer = connect_client();
-  const ConnectionStats connected = connection_stats();
+  const HarkdStats connected = harkd_stats();
   const std::optional<uint32_t> accepted_on = shard_gained(before, connected);
   ASSERT_TRUE(accepted_on.has_value());
   const std::optional<uint32_t> partition = partition_away_from(*accepted_on);
   ASSERT_TRUE(partition.has_value());
   ASSERT_TRUE(send_text(*producer, protocol::Partitioning::partition(*partition), "x").ok());
-  const ConnectionStats after = connection_stats();
+  const HarkdStats after = harkd_stats();
   EXPECT_EQ(after.migrations, 0u);
   EXPECT_EQ(after.by_shard, connected.by_shard);
 }

@@ -87,6 +87,22 @@ class HarkdRestart : public ::testing::Test {
     }
   }
 
+  // Bytes harkd has written to the segments of stream `stream`'s partition 0/0: they are in
+  // the page cache, so a SIGKILL keeps them (the signal that the background writer wrote).
+  uintmax_t written_bytes(uint32_t stream) const {
+    const std::filesystem::path partition = std::filesystem::path(directory_) / "streams" /
+                                            std::to_string(stream) / "topics/0/partitions/0";
+    uintmax_t total = 0;
+    std::error_code error;
+    for (auto it = std::filesystem::directory_iterator(partition, error);
+         !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+      std::error_code size_error;
+      const uintmax_t size = it->file_size(size_error);
+      if (it->path().extension() == ".log" && !size_error) total += size;
+    }
+    return total;
+  }
+
   std::string directory_;
   std::unique_ptr<HarkdProcess> harkd_;
   std::unique_ptr<client::Client> client_;
@@ -243,12 +259,15 @@ TEST_F(HarkdRestart, SigkillDuringCreatesAndSendsLosesNoAcknowledgedCreateAndNoI
     if (cycle > 0) start();
     std::atomic<bool> stop{false};
     std::vector<std::string> created;
+    std::atomic<int> creates{0};
+    std::atomic<int> sends{0};
     std::thread creator([&] {
       auto client = connect();
       for (int i = 0; client != nullptr && !stop.load(); i++) {
         const std::string name = "k" + std::to_string(cycle) + "-" + std::to_string(i);
         if (!client->create_stream({.name = name}).ok()) break;
         created.push_back(name);
+        creates++;
       }
     });
     std::thread sender([&] {
@@ -257,9 +276,17 @@ TEST_F(HarkdRestart, SigkillDuringCreatesAndSendsLosesNoAcknowledgedCreateAndNoI
         if (!send(*client, 0, 0, "c" + std::to_string(cycle) + "-" + std::to_string(i)).ok()) {
           break;
         }
+        sends++;
       }
     });
-    std::this_thread::sleep_for(300ms);
+    // The kill lands while both keep going, once each has had answers (more each cycle) and
+    // the background writer wrote some of this cycle's sends (under `never` a SIGKILL loses
+    // what it has not written yet).
+    const uintmax_t written_before = written_bytes(0);
+    EXPECT_TRUE(wait_until([&] {
+      return creates >= 5 * (cycle + 1) && sends >= 20 * (cycle + 1) &&
+             written_bytes(0) > written_before;
+    }));
     harkd_->signal(SIGKILL);
     stop.store(true);
     creator.join();
@@ -321,6 +348,7 @@ TEST_F(HarkdRestart, SigkillUnderAlwaysKeepsEveryAcknowledgedSendAndParkedPollsS
     if (cycle > 0) start("always");
     std::atomic<bool> stop{false};
     std::vector<std::vector<std::string>> acked(producers);
+    std::atomic<int> acked_count{0};
     std::vector<std::thread> senders;
     for (int p = 0; p < producers; p++) {
       senders.emplace_back([&, p] {
@@ -330,10 +358,12 @@ TEST_F(HarkdRestart, SigkillUnderAlwaysKeepsEveryAcknowledgedSendAndParkedPollsS
               "p" + std::to_string(p) + "-c" + std::to_string(cycle) + "-" + std::to_string(i);
           if (!send(*client, 0, 0, text).ok()) break;
           acked[p].push_back(text);  // Answered: committed under always.
+          acked_count++;
         }
       });
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 100 * cycle));
+    // The kill lands while they keep sending, once they have had answers (more each cycle).
+    EXPECT_TRUE(wait_until([&] { return acked_count >= 10 * (cycle + 1); }));
     harkd_->signal(SIGKILL);
     stop.store(true);
     for (std::thread& sender : senders) sender.join();
@@ -367,7 +397,7 @@ TEST_F(HarkdRestart, SigkillUnderAlwaysKeepsEveryAcknowledgedSendAndParkedPollsS
   // A poll parked on the restarted server wakes on the next committed send.
   AsyncPoll poll(harkd_->address(), poll_request(9, 0, offset_strategy(messages.size()), 10,
                                                  std::chrono::seconds(20)));
-  std::this_thread::sleep_for(settle_time);
+  EXPECT_TRUE(wait_until_parked(*harkd_, 1));
   EXPECT_FALSE(poll.answered());
   ASSERT_TRUE(send(*client_, 0, 0, "after-restart").ok());
   const PollOutcome& outcome = poll.wait(std::chrono::seconds(20));

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "io/shard_group.h"
+#include "tests/support/wait_until.h"
 
 namespace hark::io {
 namespace {
@@ -71,7 +72,11 @@ TEST(Reactor, AThreadBlockedInTheKernelIsWokenByAPost) {
   std::atomic<bool> started{false};
   std::thread poster([&] {
     while (!started.load()) std::this_thread::yield();
-    std::this_thread::sleep_for(20ms);  // Let the shard go to sleep first.
+    EXPECT_TRUE(
+        test::wait_until([&] { return reactor->gate().state() == SleepGate::State::sleeping; }));
+    // Not a wait for a signal: the shard must stay asleep this long, and the iterations it
+    // counts meanwhile are the test (a spurious wake-up makes thousands).
+    std::this_thread::sleep_for(20ms);
     reactor->post_from_outside(task);
   });
   started.store(true);
@@ -98,15 +103,17 @@ TEST(ShardGroup, CrossShardPostsAreBatchedIntoOneWake) {
   Fanout fanout;
   fanout.source = &group->shard(ShardId(0));
   fanout.targets = &targets;
-  std::this_thread::sleep_for(20ms);  // Both shards asleep.
+  const auto asleep = [&](uint32_t shard) {
+    return group->shard(ShardId(shard)).gate().state() == SleepGate::State::sleeping;
+  };
+  EXPECT_TRUE(test::wait_until([&] { return asleep(0) && asleep(1); }));
   const uint64_t writes_before = group->shard(ShardId(1)).gate().eventfd_writes();
   group->post(ShardId(0), fanout);
-  for (int i = 0; i < 2000; i++) {
+  test::wait_until([&] {
     bool all = true;
     for (CountingTask& task : targets) all = all && task.runs.load() == 1;
-    if (all) break;
-    std::this_thread::sleep_for(1ms);
-  }
+    return all;
+  });
   for (CountingTask& task : targets) EXPECT_EQ(task.runs.load(), 1);
   // 100 tasks, one batch: at most one eventfd write to shard 1.
   EXPECT_LE(group->shard(ShardId(1)).gate().eventfd_writes() - writes_before, 1u);

@@ -15,6 +15,7 @@
 
 #include "io/reactor.h"
 #include "io/shard_group.h"
+#include "tests/support/wait_until.h"
 
 namespace hark::io {
 namespace {
@@ -43,6 +44,7 @@ class LostWakeupMonitor {
   void run() {
     std::vector<Clock::time_point> stuck_since(reactors_.size());
     while (!stop_.load()) {
+      // Not a wait for a signal: the monitor's sampling period.
       std::this_thread::sleep_for(1ms);
       for (size_t i = 0; i < reactors_.size(); i++) {
         Reactor& reactor = *reactors_[i];
@@ -182,9 +184,9 @@ TEST(WakeConcurrency, ShardsBouncingTasksNeverLoseAWakeup) {
     group->post(ShardId(static_cast<uint32_t>(i % 2)), balls[i]);
   const auto give_up = Clock::now() + 20s;
   for (Bounce& ball : balls) {
-    while (!ball.done.load(std::memory_order_acquire) && Clock::now() < give_up) {
-      std::this_thread::sleep_for(1ms);
-    }
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(give_up - Clock::now());
+    test::wait_until([&] { return ball.done.load(std::memory_order_acquire); },
+                     std::max(left, std::chrono::milliseconds(0)));
     EXPECT_TRUE(ball.done.load());
   }
   EXPECT_EQ(monitor.lost(), 0) << "a shard slept with work in its inbox";

@@ -24,6 +24,7 @@
 #include "tests/storage/crash_payload.h"
 #include "tests/storage/log_harness.h"
 #include "tests/support/prng.h"
+#include "tests/support/wait_until.h"
 
 namespace hark::storage::test {
 namespace {
@@ -121,9 +122,8 @@ void crash_cycles(Durability durability) {
     cli::test::ChildProcess child;
     ASSERT_TRUE(child.start({HARK_CRASH_CHILD_PATH, directory, ready, policy}, {}));
     // A random moment once recovery is over: from then on it commits continuously.
-    for (int i = 0; i < 10'000 && !std::filesystem::exists(ready); i++) {
-      std::this_thread::sleep_for(1ms);
-    }
+    hark::test::wait_until([&] { return std::filesystem::exists(ready); });
+    // Not a wait for a signal: the random delay is the crash moment under test.
     std::this_thread::sleep_for(std::chrono::microseconds(prng.below(60'000)));
     child.send_signal(SIGKILL);
     const cli::test::ChildResult result = child.wait(10s);
