@@ -309,6 +309,12 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
       {"reparked", &HarkdStats::reparked},
       {"migrations", &HarkdStats::migrations},
       {"migrations_refused", &HarkdStats::refused},
+      {"refused_per_address", &HarkdStats::refused_per_address},
+      {"evicted", &HarkdStats::evicted},
+      {"login_timeouts", &HarkdStats::login_timeouts},
+      {"write_timeouts", &HarkdStats::write_timeouts},
+      {"refused_no_files", &HarkdStats::refused_no_files},
+      {"receive_paused", &HarkdStats::receive_paused},
   };
   for (const auto& [name, member] : fields) {
     const std::optional<uint64_t> value = stats_field(line, name);

@@ -45,6 +45,13 @@ struct HarkdStats {
   std::vector<uint32_t> by_shard;  // shard_connections=a/b
   uint64_t migrations = 0;
   uint64_t refused = 0;  // migrations_refused
+  // Admission and connection limits (docs/operations.md §Connections).
+  uint64_t refused_per_address = 0;
+  uint64_t evicted = 0;
+  uint64_t login_timeouts = 0;
+  uint64_t write_timeouts = 0;
+  uint64_t refused_no_files = 0;
+  uint64_t receive_paused = 0;
   uint32_t total() const;
 };
 std::ostream& operator<<(std::ostream& out, const HarkdStats& stats);

@@ -142,52 +142,11 @@ class HostileConnections : public ::testing::Test {
     return fd;
   }
 
-  // The latest stats line's value of `name` (a SIGUSR1 each time). harkd logs at most 10
-  // lines a second from one place, so a signal whose line was suppressed is sent again.
-  uint64_t stat(const std::string& name) {
-    const auto count = [&](const std::string& text) {
-      size_t n = 0;
-      for (size_t at = text.find("stats: "); at != std::string::npos;
-           at = text.find("stats: ", at + 1)) {
-        n++;
-      }
-      return n;
-    };
-    const size_t before = count(harkd_.stderr_tail(2000));
-    const auto deadline = SteadyClock::now() + at_once_bound;
-    while (SteadyClock::now() < deadline) {
-      harkd_.signal(SIGUSR1);
-      const auto resend = SteadyClock::now() + 1100ms;
-      while (SteadyClock::now() < resend) {
-        const std::string tail = harkd_.stderr_tail(2000);
-        if (count(tail) > before) {
-          const std::string line = tail.substr(tail.rfind("stats: "));
-          const size_t at = line.find(" " + name + "=");
-          if (at == std::string::npos) {
-            ADD_FAILURE() << "no " << name << " in " << line;
-            return 0;
-          }
-          return std::stoull(line.substr(at + name.size() + 2));
-        }
-        std::this_thread::sleep_for(10ms);
-      }
-    }
-    ADD_FAILURE() << "no stats line after SIGUSR1";
-    return 0;
-  }
-
-  // Waits until the stats counter `name` satisfies `done`; false if it did not by `timeout`.
-  bool wait_stat(const std::string& name, const std::function<bool(uint64_t)>& done,
-                 std::chrono::milliseconds timeout = at_once_bound) {
-    const auto deadline = SteadyClock::now() + timeout;
-    uint64_t value = 0;
-    while (SteadyClock::now() < deadline) {
-      value = stat(name);
-      if (done(value)) return true;
-      std::this_thread::sleep_for(150ms);  // Under harkd's 10 stats lines a second.
-    }
-    ADD_FAILURE() << name << " stayed at " << value;
-    return false;
+  // The latest stats line (a SIGUSR1 each time; HarkdProcess::stats()).
+  HarkdStats stats() {
+    std::optional<HarkdStats> seen = harkd_.stats();
+    EXPECT_TRUE(seen.has_value()) << "no stats line after SIGUSR1";
+    return seen.value_or(HarkdStats{});
   }
 
   HarkdProcess harkd_;
@@ -203,7 +162,7 @@ TEST_F(HostileConnections, IdleSocketsAreClosedByTheDeadlineAndCannotLockALoginO
     for (int i = 0; i < 4; i++) idle.push_back(open_from("127.0.0." + std::to_string(address)));
   }
   ASSERT_EQ(idle.size(), 32u);  // Twice what harkd keeps unauthenticated: the oldest go.
-  ASSERT_TRUE(wait_stat("evicted", [](uint64_t n) { return n >= 16; }));
+  ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& s) { return s.evicted >= 16; }));
 
   const auto began = SteadyClock::now();
   client::Client legitimate;
@@ -214,7 +173,8 @@ TEST_F(HostileConnections, IdleSocketsAreClosedByTheDeadlineAndCannotLockALoginO
 
   const auto deadline = SteadyClock::now() + 2s + at_once_bound;
   for (const int fd : idle) EXPECT_TRUE(closed_by_harkd(fd, deadline));
-  EXPECT_EQ(stat("evicted") + stat("login_timeouts"), 32u);
+  const HarkdStats seen = stats();
+  EXPECT_EQ(seen.evicted + seen.login_timeouts, 32u);
   EXPECT_TRUE(legitimate.ping().ok()) << "a logged-in client has no deadline";
 }
 
@@ -236,7 +196,7 @@ TEST_F(HostileConnections, OneAddressHoldsAtMostItsCapOfUnauthenticatedConnectio
   ASSERT_TRUE(refusal.has_value());
   EXPECT_EQ(refusal->status, error_code(Error::cannot_establish_connection));
   EXPECT_TRUE(over.closed_by_peer(SteadyClock::now() + at_once_bound));
-  EXPECT_EQ(stat("refused_per_address"), 1u);
+  EXPECT_EQ(stats().refused_per_address, 1u);
 
   // Logged in, a connection leaves its address's count: one more is taken.
   const auto login = held.front()->exchange(request_frame(protocol::LoginUserRequest{
@@ -248,7 +208,7 @@ TEST_F(HostileConnections, OneAddressHoldsAtMostItsCapOfUnauthenticatedConnectio
   const auto pong = again.exchange(request_frame(protocol::PingRequest{}));
   ASSERT_TRUE(pong.has_value());
   EXPECT_EQ(pong->status, 0u);
-  EXPECT_EQ(stat("refused_per_address"), 1u);
+  EXPECT_EQ(stats().refused_per_address, 1u);
 }
 
 TEST_F(HostileConnections, ClientsThatNeverReadCostBoundedMemory) {
@@ -260,7 +220,7 @@ TEST_F(HostileConnections, ClientsThatNeverReadCostBoundedMemory) {
   for (const int fd : flooders) {
     ASSERT_TRUE(flood_pings(fd, SteadyClock::now() + 60s)) << "harkd kept reading";
   }
-  ASSERT_TRUE(wait_stat("receive_paused", [](uint64_t n) { return n >= 20; }));
+  ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& s) { return s.receive_paused >= 20; }));
   const uint64_t grown_kib =
       status_kib(pid, "VmRSS") - std::min(rss_before, status_kib(pid, "VmRSS"));
   // The worst case is about 2 MiB a connection (docs/operations.md §Connections): 4 MiB each
@@ -322,7 +282,7 @@ TEST_F(HostileConnections, TheWriteTimeoutClosesANonReaderAndFreesIt) {
   RawConnection reader;  // Asks for the message and never reads the answer.
   ASSERT_TRUE(reader.connect_and_login(harkd_.address()));
   ASSERT_TRUE(reader.send(request_frame(poll_request(1, 0, offset_strategy(0), 1, 0us))));
-  ASSERT_TRUE(wait_stat("write_timeouts", [](uint64_t n) { return n == 1; }));
+  ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& s) { return s.write_timeouts == 1; }));
   // Its descriptor is closed at once, however much the client left unread.
   const auto deadline = SteadyClock::now() + at_once_bound;
   while (open_files(pid) > files_before && SteadyClock::now() < deadline) {
@@ -347,17 +307,17 @@ TEST_F(HostileConnections, ADisconnectWhileTheReceiveIsPausedCancelsAParkedPoll)
   RawConnection poller;
   ASSERT_TRUE(poller.connect_and_login(harkd_.address()));
   ASSERT_TRUE(poller.send(request_frame(poll_request(1, 0, next_strategy(), 10, 30s))));
-  ASSERT_TRUE(wait_stat("parked_now", [](uint64_t n) { return n == 1; }));
+  ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& s) { return s.parked_now == 1; }));
   // 64 KiB of pings behind the parked poll: past the read-ahead, so the receive pauses.
   const protocol::Bytes ping = request_frame(protocol::PingRequest{});
   protocol::Bytes pings;
   while (pings.size() < 64 * 1024) pings.insert(pings.end(), ping.begin(), ping.end());
   ASSERT_TRUE(poller.send(pings));
-  ASSERT_TRUE(wait_stat("receive_paused", [](uint64_t n) { return n >= 1; }));
-  const uint64_t cancelled = stat("cancelled");
+  ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& s) { return s.receive_paused >= 1; }));
+  const uint64_t cancelled = stats().cancelled;
   poller.close();
-  ASSERT_TRUE(wait_stat("parked_now", [](uint64_t n) { return n == 0; }));
-  EXPECT_EQ(stat("cancelled"), cancelled + 1) << "the poll was cancelled, not timed out";
+  ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& s) { return s.parked_now == 0; }));
+  EXPECT_EQ(stats().cancelled, cancelled + 1) << "the poll was cancelled, not timed out";
 }
 
 // Descriptor numbers below `limit` that harkd has free (a new one takes the lowest).
@@ -416,7 +376,7 @@ TEST_F(HostileConnections, ANewcomerIsAnsweredWhenFilesRunOut) {
   }
   EXPECT_EQ(served, room);
   EXPECT_EQ(refused, 6 - room);
-  EXPECT_EQ(stat("refused_no_files"), 6 - room);
+  EXPECT_EQ(stats().refused_no_files, 6 - room);
   EXPECT_TRUE(admin.ping().ok());
 }
 

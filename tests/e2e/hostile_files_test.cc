@@ -294,11 +294,8 @@ TEST_F(HostileFiles, SealedSegmentsHoldNoFileDescriptors) {
   }
   // The writer settles the sealed segments in the background (within the flush interval);
   // each one's files close when it is settled. Without that, 60 more files would stay open.
-  const auto deadline = SteadyClock::now() + 10s;
-  while (open_files() > before + 3 && SteadyClock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_LE(open_files(), before + 3);
+  EXPECT_TRUE(wait_until([&] { return open_files() <= before + 3; }))
+      << open_files() << " files open, " << before << " before the sends";
   const auto stats = client_->get_stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_GE(stats->segments_count, 25u);
