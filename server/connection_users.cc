@@ -90,12 +90,12 @@ void UserJob::work() {
           const auto deleted = store->delete_user(r.user_id);
           status = deleted.ok() ? ok_status() : Status(deleted.error());
         } else if constexpr (std::is_same_v<R, protocol::UpdateUserRequest>) {
-          const auto updated = store->update_user(r.user_id, r.username, r.status);
+          const auto updated = store->update_user(user_id, r.user_id, r.username, r.status);
           status = updated.ok() ? ok_status() : Status(updated.error());
         } else if constexpr (std::is_same_v<R, protocol::UpdatePermissionsRequest>) {
-          status = store->update_permissions(r.user_id, r.permissions);
+          status = store->update_permissions(user_id, r.user_id, r.permissions);
         } else if constexpr (std::is_same_v<R, protocol::ChangePasswordRequest>) {
-          status = store->change_password(r.user_id, r.current_password, r.new_password);
+          status = store->change_password(user_id, r.user_id, r.current_password, r.new_password);
         } else if constexpr (std::is_same_v<R, protocol::CreatePersonalAccessTokenRequest>) {
           auto created = store->create_token(user_id, r.name, r.expiry, now, tokens_max);
           status = created.ok() ? ok_status() : Status(created.error());
