@@ -201,7 +201,8 @@ TEST_F(HarkdFullAuthQueue, LoginsPastTheQueueAreRefusedWithACode) {
   const size_t logged_in = static_cast<size_t>(std::count(statuses.begin(), statuses.end(), 0u));
   const size_t refused = count_of(statuses, Error::feature_unavailable);
   EXPECT_EQ(logged_in + refused, logins_count) << "every login answered, 0 or 5";
-  EXPECT_GE(logged_in, 5u) << "the running one and the 4 queued";
+  // At least what the queue holds (the thread may not have taken the first one yet).
+  EXPECT_GE(logged_in, 4u);
   EXPECT_GE(refused, 1u);
   EXPECT_EQ(login_code("iggy", "iggy"), 0u) << "the queue drained";
   harkd_.stop();
