@@ -7,8 +7,8 @@
 
 namespace hark::server {
 
-AuthPool::AuthPool(uint32_t threads_count) {
-  HARK_ASSERT(threads_count > 0);
+AuthPool::AuthPool(uint32_t threads_count, uint32_t queue_max) : queue_max_(queue_max) {
+  HARK_ASSERT(threads_count > 0 && queue_max > 0);
   threads_.reserve(threads_count);
   for (uint32_t i = 0; i < threads_count; i++) {
     threads_.emplace_back([this, i] {
@@ -20,19 +20,21 @@ AuthPool::AuthPool(uint32_t threads_count) {
 
 AuthPool::~AuthPool() { stop(); }
 
-void AuthPool::submit(AuthJob& job) {
+bool AuthPool::submit(AuthJob& job) {
   HARK_ASSERT(job.home != nullptr);
   job.abandoned = false;
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
+      if (queue_.size() >= queue_max_) return false;
       queue_.push_back(&job);
       wake_.notify_one();
-      return;
+      return true;
     }
   }
   job.abandoned = true;
   job.home->post_from_outside(job);
+  return true;
 }
 
 void AuthPool::stop() {

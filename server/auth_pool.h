@@ -29,18 +29,20 @@ class AuthJob : public io::Task {
 
 // The few threads harkd hashes passwords and tokens on, so a login (a deliberately
 // expensive yescrypt hash) never stalls the other connections of its shard. Jobs run in submission
-// order on `threads_count` threads. Owned by the Server; submit() from any shard; stop() before the
+// order on `threads_count` threads; at most `queue_max` wait, so a flood of logins cannot make the
+// next one wait without bound. Owned by the Server; submit() from any shard; stop() before the
 // broker (and so the reactors) goes: queued jobs are posted back abandoned, running ones finish and
 // post back, then the threads are joined. Control plane.
 class AuthPool {
  public:
-  explicit AuthPool(uint32_t threads_count);
+  AuthPool(uint32_t threads_count, uint32_t queue_max);
   ~AuthPool();
   AuthPool(const AuthPool&) = delete;
   AuthPool& operator=(const AuthPool&) = delete;
 
-  // Requires: job.home is set. After stop(), the job comes back abandoned at once.
-  void submit(AuthJob& job);
+  // Requires: job.home is set. False if `queue_max` jobs already wait: the job is not taken
+  // (the caller answers it). After stop(), the job comes back abandoned at once.
+  [[nodiscard]] bool submit(AuthJob& job);
   // Idempotent.
   void stop();
 
@@ -51,6 +53,7 @@ class AuthPool {
   std::condition_variable wake_;
   std::deque<AuthJob*> queue_;
   std::vector<std::thread> threads_;
+  const size_t queue_max_;
   bool stopping_ = false;
 };
 

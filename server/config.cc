@@ -387,7 +387,7 @@ const Setting settings[] = {
        return o.allow_default_root_password ? "true" : "false";
      }},
     {"auth.login_failures_max", "--login-failures-max", "HARK_LOGIN_FAILURES_MAX", "",
-     "failed logins in a row from one address before a lockout (0: no throttling)",
+     "failed logins from one address before a lockout (0: no throttling)",
      [](ServerOptions& o, std::string_view v) {
        return apply_count<0, 1'000'000>(o.login_failures_max, "auth.login_failures_max", v);
      },
@@ -404,6 +404,12 @@ const Setting settings[] = {
        return apply_count<1, 64>(o.auth_threads, "auth.hash_threads", v);
      },
      [](const ServerOptions& o) { return std::to_string(o.auth_threads); }},
+    {"auth.queue_max", "--auth-queue-max", "HARK_AUTH_QUEUE_MAX", "",
+     "logins and user commands waiting for a hash thread before more are refused",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<1, 1'000'000>(o.auth_queue_max, "auth.queue_max", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.auth_queue_max); }},
     {"auth.tokens_per_user_max", "--tokens-per-user-max", "HARK_TOKENS_PER_USER_MAX", "",
      "personal access tokens a user may hold (Iggy 0.8.0: 100)",
      [](ServerOptions& o, std::string_view v) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/assert.h"
+#include "core/base/clock.h"
 #include "core/base/intrusive_list.h"
 #include "core/base/result.h"
 #include "core/base/units.h"
@@ -26,6 +27,7 @@
 #include "protocol/writer.h"
 #include "server/auth_pool.h"
 #include "server/client_registry.h"
+#include "server/login_throttle.h"
 #include "server/request_buffer.h"
 #include "server/user_store.h"
 
@@ -115,13 +117,18 @@ class UserJob final : public AuthJob {
   // Inputs.
   Request request;
   UserStore* store = nullptr;
-  uint32_t user_id = 0;  // Who asks (for tokens).
+  uint32_t user_id = 0;  // Who asks (tokens; the root and self-permission guards).
   UnixMicros now = 0;
   uint32_t tokens_max = 0;
+  LoginThrottle* throttle = nullptr;  // Logins: reserved before the hash, counted after.
+  std::string address;                // Logins: the host the throttle counts by.
+  const Clock* clock = nullptr;       // Logins: the throttle's time.
   // Outputs.
   Status status;
   std::optional<UserRecord> user;  // create_user.
   uint32_t login_user_id = 0;      // Logins.
+  bool login_throttled = false;    // Logins: refused by the throttle, nothing checked.
+  bool lockout_started = false;    // Logins: this failure locked the address out.
   std::string token;               // create_personal_access_token.
 
  private:
@@ -329,10 +336,11 @@ class Connection final : public ListHook<>,
   }
   template <typename Operation>
   ConnectionOp<Operation>& start_op();
-  // Hands `request` to the AuthPool (connection_users.cc); user_done() answers.
-  void submit_user_job(UserJob::Request request);
+  // Hands `request` to the AuthPool (connection_users.cc); user_done() answers. Errors:
+  // feature_unavailable when the pool's queue is full.
+  [[nodiscard]] Status submit_user_job(UserJob::Request request);
   void logged_in(uint32_t user_id);
-  void login_failed(Error error);
+  void login_failed();
 
   // Authentication and permissions (connection_users.cc). The logged-in user as the latest
   // users snapshot knows them, or null (a user deleted meanwhile is logged out).

@@ -62,8 +62,30 @@ protocol::UserDetailsResponse user_details(const UserRecord& user) {
 }
 
 // Failed logins that count towards a lockout: wrong credentials and unknown tokens (guesses).
-bool counts_as_guess(Error error) {
-  return error == Error::invalid_credentials || error == Error::resource_not_found;
+LoginThrottle::Outcome outcome_of(const Status& status) {
+  if (status.ok()) return LoginThrottle::Outcome::success;
+  const Error error = status.error();
+  return error == Error::invalid_credentials || error == Error::resource_not_found
+             ? LoginThrottle::Outcome::failure
+             : LoginThrottle::Outcome::other;
+}
+
+// A login on the pool thread: an attempt is reserved before the hash, so logins in flight
+// count against the limit, and its outcome counted right after (LoginThrottle). A token's
+// failures are remembered under the token text, which no success clears.
+template <typename Check>
+void throttled_login(UserJob& job, std::string_view username, Check check) {
+  LoginThrottle& throttle = *job.throttle;
+  if (!throttle.reserve(job.address, job.clock->monotonic_now())) {
+    job.status = Error::unauthorized;
+    job.login_throttled = true;
+    return;
+  }
+  const Result<uint32_t> id = check();
+  job.status = id.ok() ? ok_status() : Status(id.error());
+  if (id.ok()) job.login_user_id = *id;
+  job.lockout_started =
+      throttle.finish(job.address, username, outcome_of(job.status), job.clock->monotonic_now());
 }
 
 }  // namespace
@@ -75,13 +97,9 @@ void UserJob::work() {
       [this](const auto& r) {
         using R = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<R, protocol::LoginUserRequest>) {
-          const auto id = store->login(r.username, r.password);
-          status = id.ok() ? ok_status() : Status(id.error());
-          if (id.ok()) login_user_id = *id;
+          throttled_login(*this, r.username, [&] { return store->login(r.username, r.password); });
         } else if constexpr (std::is_same_v<R, protocol::LoginWithPersonalAccessTokenRequest>) {
-          const auto id = store->login_with_token(r.token, now);
-          status = id.ok() ? ok_status() : Status(id.error());
-          if (id.ok()) login_user_id = *id;
+          throttled_login(*this, r.token, [&] { return store->login_with_token(r.token, now); });
         } else if constexpr (std::is_same_v<R, protocol::CreateUserRequest>) {
           auto created = store->create_user(r.username, r.password, r.status, r.permissions, now);
           status = created.ok() ? ok_status() : Status(created.error());
@@ -90,12 +108,12 @@ void UserJob::work() {
           const auto deleted = store->delete_user(r.user_id);
           status = deleted.ok() ? ok_status() : Status(deleted.error());
         } else if constexpr (std::is_same_v<R, protocol::UpdateUserRequest>) {
-          const auto updated = store->update_user(r.user_id, r.username, r.status);
+          const auto updated = store->update_user(user_id, r.user_id, r.username, r.status);
           status = updated.ok() ? ok_status() : Status(updated.error());
         } else if constexpr (std::is_same_v<R, protocol::UpdatePermissionsRequest>) {
-          status = store->update_permissions(r.user_id, r.permissions);
+          status = store->update_permissions(user_id, r.user_id, r.permissions);
         } else if constexpr (std::is_same_v<R, protocol::ChangePasswordRequest>) {
-          status = store->change_password(r.user_id, r.current_password, r.new_password);
+          status = store->change_password(user_id, r.user_id, r.current_password, r.new_password);
         } else if constexpr (std::is_same_v<R, protocol::CreatePersonalAccessTokenRequest>) {
           auto created = store->create_token(user_id, r.name, r.expiry, now, tokens_max);
           status = created.ok() ? ok_status() : Status(created.error());
@@ -156,19 +174,31 @@ Status Connection::authorize_target(Command command, protocol::Identifier* strea
   return ok_status();
 }
 
-void Connection::submit_user_job(UserJob::Request request) {
+Status Connection::submit_user_job(UserJob::Request request) {
   HARK_ASSERT(!user_busy_);
   user_job_.request = std::move(request);
   user_job_.store = &shard_.users();
   user_job_.user_id = user_id_;
   user_job_.now = shard_.realtime_now();
   user_job_.tokens_max = shard_.options().tokens_per_user_max;
+  user_job_.throttle = &shard_.throttle();
+  user_job_.address = host_of(peer_);
+  user_job_.clock = &shard_.reactor().clock();
   user_job_.home = &shard_.reactor();
   user_job_.status = ok_status();
   user_job_.user.reset();
+  user_job_.login_throttled = false;
+  user_job_.lockout_started = false;
   user_job_.token.clear();
   user_busy_ = true;  // Before submit(): an abandoned job comes back through the inbox only.
-  shard_.auth().submit(user_job_);
+  if (shard_.auth().submit(user_job_)) return ok_status();
+  user_busy_ = false;
+  user_job_.request = std::monostate{};
+  HARK_LOG_WARN(
+      "connection %s: request refused: %u logins and user commands already wait for "
+      "a hash thread (auth.queue_max)",
+      peer_, shard_.options().auth_queue_max);
+  return Error::feature_unavailable;
 }
 
 void Connection::user_done() {
@@ -186,7 +216,7 @@ void Connection::user_done() {
   const bool login = std::holds_alternative<protocol::LoginUserRequest>(request) ||
                      std::holds_alternative<protocol::LoginWithPersonalAccessTokenRequest>(request);
   if (!user_job_.status.ok()) {
-    if (login) login_failed(user_job_.status.error());
+    if (login) login_failed();
     respond_error(user_job_.status.error());
     return;
   }
@@ -211,19 +241,23 @@ void Connection::logged_in(uint32_t user_id) {
   user_id_ = user_id;
   if (phase_ == Phase::awaiting_login) enter(Phase::serving);  // Not if it closes meanwhile.
   shard_.clients().set_user(client_id_, user_id);
-  shard_.throttle().succeeded(host_of(peer_));
   HARK_LOG_DEBUG("connection %s: logged in as user %u", peer_, user_id);
 }
 
-void Connection::login_failed(Error error) {
-  HARK_LOG_WARN("connection %s: login failed: %s", peer_, error_name(error));
-  if (!counts_as_guess(error)) return;
-  const std::string_view host = host_of(peer_);
-  if (shard_.throttle().failed(host, shard_.monotonic_now())) {
+void Connection::login_failed() {
+  if (user_job_.login_throttled) {
     HARK_LOG_WARN(
-        "logins from %s refused for %s after %u failed logins in a row (auth.login_lockout, "
+        "connection %s: login refused: too many failed or concurrent logins from this address",
+        peer_);
+    return;
+  }
+  HARK_LOG_WARN("connection %s: login failed: %s", peer_, error_name(user_job_.status.error()));
+  if (user_job_.lockout_started) {
+    HARK_LOG_WARN(
+        "logins from %s refused for %s after %u failed logins (auth.login_lockout, "
         "auth.login_failures_max)",
-        host, format_duration(shard_.options().login_lockout), shard_.options().login_failures_max);
+        user_job_.address, format_duration(shard_.options().login_lockout),
+        shard_.options().login_failures_max);
   }
 }
 
@@ -234,8 +268,7 @@ Status Connection::handle(const protocol::LoginUserRequest& request) {
     HARK_LOG_WARN("connection %s: login refused: too many failed logins from this address", peer_);
     return Error::unauthorized;
   }
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 Status Connection::handle(const protocol::LoginWithPersonalAccessTokenRequest& request) {
@@ -244,8 +277,7 @@ Status Connection::handle(const protocol::LoginWithPersonalAccessTokenRequest& r
                   peer_);
     return Error::unauthorized;
   }
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 Status Connection::handle(const protocol::LogoutUserRequest& /*request*/) {
@@ -281,25 +313,21 @@ Status Connection::handle(const protocol::CreateUserRequest& request) {
   HARK_TRY(check_username(request.username));
   HARK_TRY(check_password(request.password));
   HARK_TRY(check_status(request.status));
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 Status Connection::handle(const protocol::DeleteUserRequest& request) {
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 Status Connection::handle(const protocol::UpdateUserRequest& request) {
   if (request.username) HARK_TRY(check_username(*request.username));
   if (request.status) HARK_TRY(check_status(*request.status));
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 Status Connection::handle(const protocol::UpdatePermissionsRequest& request) {
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 Status Connection::handle(const protocol::ChangePasswordRequest& request) {
@@ -313,8 +341,7 @@ Status Connection::handle(const protocol::ChangePasswordRequest& request) {
   if (target->id != me->id) {
     HARK_TRY(authorize(me->permissions, Access::manage_users, std::nullopt, std::nullopt));
   }
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 Status Connection::handle(const protocol::GetPersonalAccessTokensRequest& /*request*/) {
@@ -330,13 +357,11 @@ Status Connection::handle(const protocol::GetPersonalAccessTokensRequest& /*requ
 
 Status Connection::handle(const protocol::CreatePersonalAccessTokenRequest& request) {
   HARK_TRY(check_token_name(request.name));
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 Status Connection::handle(const protocol::DeletePersonalAccessTokenRequest& request) {
-  submit_user_job(request);
-  return ok_status();
+  return submit_user_job(request);
 }
 
 }  // namespace hark::server

@@ -96,11 +96,14 @@ struct ServerOptions {
   std::string root_password = std::string(default_root_password);
   // While root's password is the default, harkd listens only on loopback unless this is set.
   bool allow_default_root_password = false;
-  // Failed logins in a row from one address before it is locked out for login_lockout (0: off).
+  // Failed logins (and logins in flight) from one address before it is locked out for
+  // login_lockout (0: off).
   uint32_t login_failures_max = 10;
   Duration login_lockout = std::chrono::seconds(30);
   // Threads for the slow password and token hashes (AuthPool).
   uint32_t auth_threads = 2;
+  // Logins and user commands waiting for an AuthPool thread; past it they are refused.
+  uint32_t auth_queue_max = 1024;
   uint32_t tokens_per_user_max = 100;
 
   // The per-shard pool of receive buffers (io::BufferRing): received bytes are copied into the

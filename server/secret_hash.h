@@ -12,10 +12,12 @@ namespace hark::server {
 // from crypt_gensalt_rn. Each call is expensive on purpose (yescrypt's default cost), so harkd
 // calls these only on its AuthPool threads, never on a shard. Thread-safe; control plane.
 
-// The hash of `secret`. Error::error if libcrypt fails (logged).
+// The hash of `secret`. Errors: invalid_password (44) if it holds a NUL byte (libcrypt would
+// hash only the bytes before it); error if libcrypt fails (logged).
 Result<std::string> hash_secret(std::string_view secret);
 
-// True if `secret` hashes to `hash` (a string hash_secret returned). Compares in constant time.
+// True if `secret` hashes to `hash` (a string hash_secret returned); never for a secret with a
+// NUL byte (which costs the same hash). Compares in constant time.
 bool verify_secret(std::string_view secret, const std::string& hash);
 
 }  // namespace hark::server

@@ -28,7 +28,7 @@ struct ServerShared {
   ServerShared(const ServerOptions& server_options, std::unique_ptr<UserStore> user_store)
       : options(server_options),
         users(std::move(user_store)),
-        auth(server_options.auth_threads),
+        auth(server_options.auth_threads, server_options.auth_queue_max),
         throttle(server_options.login_failures_max, server_options.login_lockout) {}
 
   ServerOptions options;

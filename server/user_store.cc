@@ -177,6 +177,15 @@ Result<std::string> random_token() {
   return token;
 }
 
+// Root is changed by root only (its permissions and deletion by nobody, see the callers).
+Status guard_root(uint32_t actor, const UserRecord& target) {
+  if (target.id == root_user_id && actor != root_user_id) {
+    HARK_LOG_WARN("users: user %u may not change the root user", actor);
+    return Error::unauthorized;
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 const UserRecord* UserTable::find(uint32_t id) const {
@@ -195,8 +204,8 @@ const UserRecord* UserTable::find_name(std::string_view username) const {
   return nullptr;
 }
 
-UserStore::UserStore(storage::RecordFile file, Ref<const UserTable> table)
-    : file_(std::move(file)), table_(std::move(table)) {
+UserStore::UserStore(storage::RecordFile file, Ref<const UserTable> table, std::string dummy_hash)
+    : file_(std::move(file)), table_(std::move(table)), dummy_hash_(std::move(dummy_hash)) {
   version_.store(table_->version, std::memory_order_release);
 }
 
@@ -209,7 +218,10 @@ Result<std::unique_ptr<UserStore>> UserStore::open(const std::string& path, cons
                                               return replay_one(payload, *table);
                                             }));
   const bool empty = table->users.empty() && table->next_id == 0;
-  std::unique_ptr<UserStore> store(new UserStore(std::move(file), std::move(table)));
+  HARK_TRY_ASSIGN(const std::string dummy_secret, random_token());
+  HARK_TRY_ASSIGN(std::string dummy_hash, hash_secret(dummy_secret));
+  std::unique_ptr<UserStore> store(
+      new UserStore(std::move(file), std::move(table), std::move(dummy_hash)));
   if (empty) {
     HARK_TRY(store->create_user(root.username, root.password, user_status_active,
                                 root_permissions(), now));
@@ -276,13 +288,14 @@ Result<UserRecord> UserStore::delete_user(const protocol::Identifier& id) {
   return removed;
 }
 
-Result<UserRecord> UserStore::update_user(const protocol::Identifier& id,
+Result<UserRecord> UserStore::update_user(uint32_t actor, const protocol::Identifier& id,
                                           std::optional<std::string> username,
                                           std::optional<uint8_t> status) {
   std::lock_guard lock(write_mutex_);
   const Ref<const UserTable> base = snapshot();
   const UserRecord* const found = base->find(id);
   if (found == nullptr) return Error::resource_not_found;
+  HARK_TRY(guard_root(actor, *found));
   if (username && *username != found->username && base->find_name(*username) != nullptr) {
     return Error::user_already_exists;
   }
@@ -297,13 +310,18 @@ Result<UserRecord> UserStore::update_user(const protocol::Identifier& id,
   return updated;
 }
 
-Status UserStore::update_permissions(const protocol::Identifier& id,
+Status UserStore::update_permissions(uint32_t actor, const protocol::Identifier& id,
                                      std::optional<protocol::Permissions> permissions) {
   std::lock_guard lock(write_mutex_);
   const Ref<const UserTable> base = snapshot();
   const UserRecord* const found = base->find(id);
   if (found == nullptr) return Error::resource_not_found;
-  if (found->id == root_user_id) return Error::cannot_change_permissions;
+  // Root's are fixed (0.8.0); one's own would let a user manager grant itself everything.
+  if (found->id == root_user_id || found->id == actor) {
+    if (found->id == actor)
+      HARK_LOG_WARN("users: user %u may not change its own permissions", actor);
+    return Error::cannot_change_permissions;
+  }
   Ref<UserTable> next = copy_of(*base);
   UserRecord& user = next->users[found->id];
   user.permissions = std::move(permissions);
@@ -312,14 +330,15 @@ Status UserStore::update_permissions(const protocol::Identifier& id,
   return commit(std::move(next), records);
 }
 
-Status UserStore::change_password(const protocol::Identifier& id, std::string_view current,
-                                  std::string_view next_password) {
+Status UserStore::change_password(uint32_t actor, const protocol::Identifier& id,
+                                  std::string_view current, std::string_view next_password) {
   std::string current_hash;
   uint32_t user_id = 0;
   {
     const Ref<const UserTable> base = snapshot();
     const UserRecord* const found = base->find(id);
     if (found == nullptr) return Error::resource_not_found;
+    HARK_TRY(guard_root(actor, *found));
     current_hash = found->password_hash;
     user_id = found->id;
   }
@@ -386,15 +405,10 @@ Status UserStore::delete_token(uint32_t user_id, std::string_view name) {
 Result<uint32_t> UserStore::login(std::string_view username, std::string_view password) const {
   const Ref<const UserTable> table = snapshot();
   const UserRecord* const user = table->find_name(username);
-  if (user == nullptr) {
-    // Spend the same time as for a known user, so the answer's delay does not tell.
-    (void)verify_secret(password, table->find(root_user_id) != nullptr
-                                      ? table->find(root_user_id)->password_hash
-                                      : std::string());
-    return Error::invalid_credentials;
-  }
-  if (!user->active()) return Error::user_inactive;
-  if (!verify_secret(password, user->password_hash)) return Error::invalid_credentials;
+  // An unknown user costs the same hash as a known one, so the delay does not tell either.
+  const bool matches = verify_secret(password, user != nullptr ? user->password_hash : dummy_hash_);
+  if (user == nullptr || !matches) return Error::invalid_credentials;
+  if (!user->active()) return Error::user_inactive;  // Told only to who knows the password.
   return user->id;
 }
 

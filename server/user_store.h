@@ -83,21 +83,24 @@ class UserStore {
   Ref<const UserTable> snapshot() const;
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
-  // Each blocks (hash, write, fdatasync): call off the shards. Iggy 0.8.0's errors:
-  // user_already_exists (46), resource_not_found (20) for an unknown user or token,
-  // cannot_delete_user (48) and cannot_change_permissions (49) for root, invalid_credentials
-  // (42) for a wrong current password, personal_access_token_already_exists (51),
-  // personal_access_tokens_limit_reached (52), users_limit_reached (55); file errors.
+  // Each blocks (hash, write, fdatasync): call off the shards. `actor` is the user who asks.
+  // Iggy 0.8.0's errors: user_already_exists (46), resource_not_found (20) for an unknown user
+  // or token, cannot_delete_user (48) for root, cannot_change_permissions (49) for root's or
+  // the actor's own permissions, unauthorized (41) when anyone but root updates root or
+  // changes its password, invalid_credentials (42) for a wrong current password,
+  // invalid_password (44) for a password holding a NUL byte, personal_access_token_already_
+  // exists (51), personal_access_tokens_limit_reached (52), users_limit_reached (55); file
+  // errors.
   Result<UserRecord> create_user(std::string_view username, std::string_view password,
                                  uint8_t status, std::optional<protocol::Permissions> permissions,
                                  UnixMicros now);
   Result<UserRecord> delete_user(const protocol::Identifier& id);
-  Result<UserRecord> update_user(const protocol::Identifier& id,
+  Result<UserRecord> update_user(uint32_t actor, const protocol::Identifier& id,
                                  std::optional<std::string> username,
                                  std::optional<uint8_t> status);
-  Status update_permissions(const protocol::Identifier& id,
+  Status update_permissions(uint32_t actor, const protocol::Identifier& id,
                             std::optional<protocol::Permissions> permissions);
-  Status change_password(const protocol::Identifier& id, std::string_view current,
+  Status change_password(uint32_t actor, const protocol::Identifier& id, std::string_view current,
                          std::string_view next);
   // Returns the token, the only time it exists outside the client. expiry_us: 0 or UINT64_MAX
   // never expires (Iggy's server default and "never"), else µs from `now`.
@@ -105,7 +108,9 @@ class UserStore {
                                    UnixMicros now, uint32_t tokens_max);
   Status delete_token(uint32_t user_id, std::string_view name);
   // Logins: the user id, or invalid_credentials (42) for an unknown user or a wrong password,
-  // user_inactive (47); for a token resource_not_found (20) when unknown (as 0.8.0),
+  // user_inactive (47) only with the right password. Every password login costs one full
+  // hash (an unknown user's against a dummy hash), so neither the code nor the time tells
+  // which users exist. For a token resource_not_found (20) when unknown (as 0.8.0),
   // personal_access_token_expired (54).
   Result<uint32_t> login(std::string_view username, std::string_view password) const;
   Result<uint32_t> login_with_token(std::string_view token, UnixMicros now) const;
@@ -114,7 +119,7 @@ class UserStore {
   bool root_password_is(std::string_view password) const;
 
  private:
-  UserStore(storage::RecordFile file, Ref<const UserTable> table);
+  UserStore(storage::RecordFile file, Ref<const UserTable> table, std::string dummy_hash);
   // Appends `records`, then publishes `next` (version + 1). Requires: write_mutex_ held.
   Status commit(Ref<UserTable> next, const std::vector<std::byte>& records);
 
@@ -123,6 +128,7 @@ class UserStore {
   storage::RecordFile file_;
   Ref<const UserTable> table_;
   std::atomic<uint64_t> version_{0};
+  const std::string dummy_hash_;  // Of a random secret: what an unknown user is checked against.
 };
 
 // Tokens: 16 random hex characters of lookup, then 43 random base64url characters of secret.

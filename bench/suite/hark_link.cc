@@ -31,8 +31,10 @@ bool HarkServer::start(const Options& options, uint32_t connections_max,
   test::HarkdProcess::Options spawn;
   spawn.harkd_path = options.harkd_path;
   spawn.shards_count = options.shards;
-  spawn.extra_args = {"--connections-max", std::to_string(connections_max), "--durability",
-                      options.durability};
+  // A fleet logs every connection in at once (open_fleet): let them all wait for a hash.
+  spawn.extra_args = {"--connections-max", std::to_string(connections_max),
+                      "--auth-queue-max",  std::to_string(connections_max),
+                      "--durability",      options.durability};
   spawn.extra_args.insert(spawn.extra_args.end(), extra_args.begin(), extra_args.end());
   if (!process_.start(spawn)) {
     std::fprintf(stderr, "harkd (%s) did not start: %s\n%s", options.harkd_path.c_str(),

@@ -84,24 +84,104 @@ TEST_F(UserStoreTest, MutationsAnswerIggysErrors) {
             Error::user_already_exists);
   EXPECT_EQ(store->delete_user(Identifier::numeric(root_user_id)).error(),
             Error::cannot_delete_user);
-  EXPECT_EQ(store->update_permissions(Identifier::numeric(root_user_id), std::nullopt).error(),
+  EXPECT_EQ(store->update_permissions(root_user_id, Identifier::numeric(root_user_id), std::nullopt)
+                .error(),
             Error::cannot_change_permissions);
   EXPECT_EQ(store->delete_user(Identifier::numeric(9)).error(), Error::resource_not_found);
-  EXPECT_EQ(
-      store->update_user(*Identifier::named("alice"), std::string("iggy"), std::nullopt).error(),
-      Error::user_already_exists);
-  EXPECT_EQ(store->change_password(Identifier::numeric(1), "wrong", "next").error(),
+  EXPECT_EQ(store
+                ->update_user(root_user_id, *Identifier::named("alice"), std::string("iggy"),
+                              std::nullopt)
+                .error(),
+            Error::user_already_exists);
+  EXPECT_EQ(store->change_password(1, Identifier::numeric(1), "wrong", "next").error(),
             Error::invalid_credentials);
-  EXPECT_TRUE(store->change_password(Identifier::numeric(1), "secret", "next").ok());
+  EXPECT_TRUE(store->change_password(1, Identifier::numeric(1), "secret", "next").ok());
   EXPECT_EQ(store->login("alice", "secret").error(), Error::invalid_credentials);
   EXPECT_EQ(*store->login("alice", "next"), 1u);
-  ASSERT_TRUE(store->update_user(Identifier::numeric(1), std::nullopt, user_status_inactive).ok());
+  ASSERT_TRUE(
+      store->update_user(root_user_id, Identifier::numeric(1), std::nullopt, user_status_inactive)
+          .ok());
   EXPECT_EQ(store->login("alice", "next").error(), Error::user_inactive);
   EXPECT_EQ(store->login("nobody", "next").error(), Error::invalid_credentials);
   const uint64_t version = store->version();
   ASSERT_TRUE(store->delete_user(Identifier::numeric(1)).ok());
   EXPECT_GT(store->version(), version) << "readers see a new snapshot";
   EXPECT_EQ(store->snapshot()->find(1), nullptr);
+}
+
+// A user manager (manage_users) cannot take over root nor grant itself more: root is changed
+// by root only, and nobody changes their own permissions.
+TEST_F(UserStoreTest, OnlyRootChangesRootAndNobodyTheirOwnPermissions) {
+  auto store = open();
+  ASSERT_NE(store, nullptr);
+  protocol::Permissions manager;
+  manager.global.manage_users = true;
+  const auto mallory = store->create_user("mallory", "secret", user_status_active, manager, now);
+  ASSERT_TRUE(mallory.ok());
+  const auto bob = store->create_user("bob", "secret", user_status_active, std::nullopt, now);
+  ASSERT_TRUE(bob.ok());
+  const uint32_t id = mallory->id;
+  const Identifier root = Identifier::numeric(root_user_id);
+  EXPECT_EQ(store->update_user(id, root, std::nullopt, user_status_inactive).error(),
+            Error::unauthorized);
+  EXPECT_EQ(store->update_user(id, root, std::string("pwned"), std::nullopt).error(),
+            Error::unauthorized);
+  EXPECT_EQ(store->update_permissions(id, root, std::nullopt).error(),
+            Error::cannot_change_permissions);
+  EXPECT_EQ(store->change_password(id, root, "iggy", "taken-over").error(), Error::unauthorized);
+  EXPECT_EQ(store->delete_user(root).error(), Error::cannot_delete_user);
+  EXPECT_EQ(store->update_permissions(id, Identifier::numeric(id), root_permissions()).error(),
+            Error::cannot_change_permissions);
+  EXPECT_EQ(store->update_permissions(root_user_id, root, std::nullopt).error(),
+            Error::cannot_change_permissions)
+      << "root's own permissions are fixed too";
+  // Root is unchanged and logs in; mallory's grants are what root gave.
+  const UserRecord* const after = store->snapshot()->find(root_user_id);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->username, "iggy");
+  EXPECT_TRUE(after->active());
+  EXPECT_EQ(after->permissions, root_permissions());
+  EXPECT_EQ(*store->login("iggy", "iggy"), root_user_id);
+  EXPECT_EQ(store->snapshot()->find(id)->permissions, manager);
+  // What manage_users is for still works on other users, and root may update itself.
+  EXPECT_TRUE(store
+                  ->update_user(id, Identifier::numeric(bob->id), std::string("robert"),
+                                user_status_inactive)
+                  .ok());
+  EXPECT_TRUE(store->update_permissions(id, Identifier::numeric(bob->id), manager).ok());
+  EXPECT_TRUE(store->update_user(root_user_id, root, std::string("admin"), std::nullopt).ok());
+  EXPECT_TRUE(store->change_password(root_user_id, root, "iggy", "new-root").ok());
+  EXPECT_EQ(*store->login("admin", "new-root"), root_user_id);
+}
+
+// libcrypt hashes C strings: a password with a NUL byte is refused, and a login with one never
+// matches a password that is its prefix.
+TEST_F(UserStoreTest, APasswordWithANulByteIsRefusedAndNeverMatches) {
+  auto store = open();
+  ASSERT_NE(store, nullptr);
+  using namespace std::string_literals;
+  EXPECT_EQ(
+      store->create_user("alice", "abc\0secret"s, user_status_active, std::nullopt, now).error(),
+      Error::invalid_password);
+  EXPECT_EQ(store->snapshot()->find_name("alice"), nullptr);
+  const auto bob = store->create_user("bob", "abc", user_status_active, std::nullopt, now);
+  ASSERT_TRUE(bob.ok());
+  EXPECT_EQ(store->login("bob", "abc\0anything"s).error(), Error::invalid_credentials);
+  EXPECT_EQ(*store->login("bob", "abc"), bob->id);
+  EXPECT_EQ(
+      store->change_password(bob->id, Identifier::numeric(bob->id), "abc", "new\0pw"s).error(),
+      Error::invalid_password);
+  EXPECT_EQ(*store->login("bob", "abc"), bob->id) << "the password is unchanged";
+}
+
+// An inactive user answers 47 only to who knows its password; otherwise 42, as an unknown user.
+TEST_F(UserStoreTest, AnInactiveUserIsToldOnlyWithTheRightPassword) {
+  auto store = open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->create_user("frank", "secret", user_status_inactive, std::nullopt, now).ok());
+  EXPECT_EQ(store->login("frank", "wrong").error(), Error::invalid_credentials);
+  EXPECT_EQ(store->login("nobody", "wrong").error(), Error::invalid_credentials);
+  EXPECT_EQ(store->login("frank", "secret").error(), Error::user_inactive);
 }
 
 TEST_F(UserStoreTest, TokensLogInUntilTheyExpireOrAreDeleted) {
@@ -141,7 +221,8 @@ TEST_F(UserStoreTest, AReopenReplaysEverythingAndTheFileHoldsHashesOnly) {
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->create_user("bob", "bobs-password", 1, std::nullopt, now + 5).ok());
     ASSERT_TRUE(store->create_user("carl", "carls-password", 1, std::nullopt, now).ok());
-    ASSERT_TRUE(store->update_permissions(*Identifier::named("bob"), permissions).ok());
+    ASSERT_TRUE(
+        store->update_permissions(root_user_id, *Identifier::named("bob"), permissions).ok());
     ASSERT_TRUE(store->delete_user(*Identifier::named("carl")).ok());
     token = *store->create_token(1, "ci-token", 0, now, 10);
     ASSERT_TRUE(store->create_token(1, "other", 0, now, 10).ok());
