@@ -23,7 +23,6 @@ BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog
       reactor_(reactor),
       waits_(reactor, broker.options().waits),
       catalog_(std::move(catalog)) {
-  waits_.set_win_hook(this);
   if (id() == ShardId(0)) {
     coordinator_ = std::make_unique<Coordinator>(*this, catalog_, *broker.metadata_log_);
   }
@@ -136,9 +135,11 @@ Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
   auto offsets = OffsetStore::open(reactor_.ring(), options.directory + "/consumer_offsets",
                                    options.durability == storage::Durability::always);
   if (!offsets.ok()) return offsets.error();
-  owned_[cell->key] =
-      std::make_unique<Partition>(waits_, cell, std::move(log).value(), std::move(offsets).value());
-  waits_.adopt(*cell);
+  auto partition =
+      std::make_unique<Partition>(waits_, cell, std::move(log).value(), std::move(offsets).value(),
+                                  broker_.options().poll_bytes_max);
+  waits_.adopt(*cell, partition.get());
+  owned_[cell->key] = std::move(partition);
   arm_retention();
   return ok_status();
 }
@@ -165,15 +166,6 @@ storage::LogOptions BrokerShard::log_options(const PartitionCell& cell) const {
         1, settings.max_topic_size / std::max<uint32_t>(1, settings.partitions_count));
   }
   return log;
-}
-
-void BrokerShard::on_won(Registration& registration) {
-  auto& cell = static_cast<PartitionCell&>(registration.point());
-  if (cell.local == nullptr) return;
-  // Just committed, so normally still in memory; if not, the home evaluates the poll again.
-  std::optional<storage::ReadView> view = cell.local->log().read_memory(
-      registration.want(), registration.read_count(), options().poll_bytes_max);
-  if (view.has_value()) registration.attach(std::move(*view));
 }
 
 void BrokerShard::add_partition_figures(BrokerStats& stats) const {

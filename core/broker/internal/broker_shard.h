@@ -18,7 +18,7 @@ namespace hark::core::internal {
 // The broker's part of one shard: its wait machinery, the partitions it owns, its copy of the
 // catalog, and (shard 0) the coordinator of metadata commands. Created and used on the shard's
 // thread only; operations reach it as tasks.
-class BrokerShard final : private WinHook {
+class BrokerShard final {
  public:
   BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog> catalog);
   // At start: opens the partitions of the catalog this shard owns.
@@ -92,7 +92,6 @@ class BrokerShard final : private WinHook {
     BrokerShard& shard_;
   };
 
-  void on_won(Registration& registration) override;
   Status open_partition(const Ref<PartitionCell>& cell);
   storage::LogOptions log_options(const PartitionCell& cell) const;
   void arm_retention();

@@ -6,9 +6,14 @@ namespace hark::core::internal {
 
 Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
                      std::unique_ptr<storage::PartitionLog> log,
-                     std::unique_ptr<OffsetStore> offsets)
-    : waits_(waits), cell_(std::move(cell)), log_(std::move(log)), offsets_(std::move(offsets)) {
-  cell_->local = this;
+                     std::unique_ptr<OffsetStore> offsets, uint64_t poll_bytes_max)
+    : waits_(waits),
+      cell_(std::move(cell)),
+      log_(std::move(log)),
+      offsets_(std::move(offsets)),
+      poll_bytes_max_(poll_bytes_max) {
+  HARK_ASSERT(log_ != nullptr);
+  HARK_ASSERT(offsets_ != nullptr);
   log_->set_commit_listener(this);
   // A recovered log starts where its data ends; a fresh one at 0.
   cell_->publish(log_->next_offset().value());
@@ -18,7 +23,9 @@ Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
 
 Partition::~Partition() {
   log_->set_commit_listener(nullptr);
-  cell_->local = nullptr;
+  // Released points have no hook any more; one never adopted or not released must not keep
+  // a dangling one.
+  if (cell_->win_hook() == this) cell_->set_win_hook(nullptr);
 }
 
 Result<storage::AppendResult> Partition::append(std::span<const std::byte> messages,
@@ -26,6 +33,15 @@ Result<storage::AppendResult> Partition::append(std::span<const std::byte> messa
   HARK_TRY_ASSIGN(const storage::AppendResult appended, log_->append(messages, count));
   publish_figures();
   return appended;
+}
+
+void Partition::on_won(Registration& registration) {
+  HARK_ASSERT(&registration.point() == cell_.get());
+  HARK_ASSERT(registration.read_count() > 0);
+  // Just committed, so normally still in memory; if not, the home evaluates the poll again.
+  std::optional<storage::ReadView> view =
+      log_->read_memory(registration.want(), registration.read_count(), poll_bytes_max_);
+  if (view.has_value()) registration.attach(std::move(*view));
 }
 
 void Partition::commit_advanced(Offset next_offset) {
