@@ -31,6 +31,7 @@ BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog
 
 BrokerShard::~BrokerShard() {
   HARK_ASSERT(owned_.empty());
+  HARK_ASSERT(parked_group_polls_.empty());
   reactor_.timers().cancel(retention_timer_);
   if (current_shard == this) current_shard = nullptr;
 }
@@ -38,6 +39,8 @@ BrokerShard::~BrokerShard() {
 BrokerShard* BrokerShard::current() { return current_shard; }
 
 Status BrokerShard::open_partitions() {
+  HARK_ASSERT(on_own_thread());
+  HARK_ASSERT(owned_.empty());  // At start, once.
   for (const auto& [stream_id, stream] : catalog_->streams) {
     for (const auto& [topic_id, topic] : stream->topics) {
       for (const auto& cell : topic->partitions) {
@@ -49,13 +52,16 @@ Status BrokerShard::open_partitions() {
 }
 
 Partition* BrokerShard::owned(const PartitionCell& cell) {
+  HARK_ASSERT(on_own_thread());
   if (cell.owner() != id()) return nullptr;
   const auto it = owned_.find(cell.key);
   if (it == owned_.end() || &it->second->cell() != &cell) return nullptr;
+  HARK_ASSERT(it->second->cell().key == cell.key);
   return it->second.get();
 }
 
 uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
+  HARK_ASSERT(on_own_thread());
   HARK_ASSERT(!topic.partitions.empty());
   // Topics come and go; a counter is only a starting point, so start over when many pile up.
   if (balanced_.size() > 65536) balanced_.clear();
@@ -64,22 +70,28 @@ uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
 }
 
 uint32_t BrokerShard::next_group_start(const GroupEntry& group, uint32_t member) {
+  HARK_ASSERT(on_own_thread());
+  HARK_ASSERT(group.member(member) != nullptr);
   // Members come and go with connections; a cursor is only a starting point, so rather than
   // track leaves, start over when the table gets large.
   if (group_cursors_.size() > 65536) group_cursors_.clear();
   return group_cursors_[{group.id, member}]++;
 }
 
-bool BrokerShard::group_unchanged(const Poll& poll) const {
+bool BrokerShard::group_unchanged(const PollJob& job) const {
+  const Poll& poll = job.poll();
+  HARK_ASSERT(poll.consumer.kind == ConsumerRef::Kind::group);
   const auto topic = catalog_->topic(poll.stream, poll.topic);
   if (!topic.ok()) return false;
   const auto group = (*topic)->group(poll.group);
   if (!group.ok()) return false;
   const GroupMemberInfo* const member = (*group)->member(poll.member);
-  return member != nullptr && member->partitions == poll.assigned_;
+  return member != nullptr && member->partitions == job.assigned();
 }
 
 Status BrokerShard::apply(const Change& change) {
+  HARK_ASSERT(on_own_thread());
+  HARK_ASSERT(change.catalog);
   catalog_ = change.catalog;
   Status result;
   for (const auto& cell : change.created) {
@@ -101,16 +113,19 @@ Status BrokerShard::apply(const Change& change) {
   // Group members whose assignment changed are evaluated again on the new one (after this
   // shard opened its new partitions; another owner's may still be opening: a member skips
   // those until then).
-  std::vector<Poll*> moved;
-  parked_group_polls_.for_each([&](Poll& poll) {
-    if (!group_unchanged(poll)) moved.push_back(&poll);
+  std::vector<PollJob*> moved;
+  parked_group_polls_.for_each([&](PollJob& job) {
+    if (!group_unchanged(job)) moved.push_back(&job);
   });
-  for (Poll* poll : moved) poll->rebalanced(*this);
+  for (PollJob* job : moved) job->rebalanced(*this);
   return result;
 }
 
 void BrokerShard::retire(const Change& change) {
+  HARK_ASSERT(on_own_thread());
   for (const auto& cell : change.removed) {
+    // Retired only once no shard's catalog lists it (docs/architecture.md §4).
+    HARK_ASSERT(catalog_->find(cell->key) != cell.get());
     Partition* const partition = owned(*cell);
     if (partition == nullptr) continue;
     waits_.release(*cell, AbortReason::deleted);
@@ -124,6 +139,8 @@ void BrokerShard::retire(const Change& change) {
 }
 
 Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
+  HARK_ASSERT(on_own_thread());
+  HARK_ASSERT(cell->owner() == id());
   auto log = storage::PartitionLog::open(reactor_, reactor_.clock(), log_options(*cell));
   if (!log.ok()) {
     HARK_LOG_ERROR("cannot open partition %u/%u/%u: %s", cell->key.stream.value(),
@@ -179,11 +196,13 @@ void BrokerShard::add_partition_figures(BrokerStats& stats) const {
 }
 
 void BrokerShard::shut_down_waits() {
+  HARK_ASSERT(on_own_thread());
   shutting_down_ = true;
   waits_.abort_all(AbortReason::shutdown);
 }
 
 void BrokerShard::release_partitions() {
+  HARK_ASSERT(on_own_thread());
   shutting_down_ = true;
   for (auto& [key, partition] : owned_) {
     waits_.release(partition->cell(), AbortReason::shutdown);
@@ -191,6 +210,7 @@ void BrokerShard::release_partitions() {
 }
 
 void BrokerShard::close_partitions() {
+  HARK_ASSERT(on_own_thread());
   reactor_.timers().cancel(retention_timer_);
   for (auto& [key, partition] : owned_) partition->close();
   owned_.clear();
