@@ -87,6 +87,8 @@ class Broker::Setup final : public io::ShardSetup {
   explicit Setup(Broker& broker) : broker_(broker) {}
 
   Status on_start(io::Reactor& reactor) override {
+    HARK_ASSERT(reactor.id().value() < broker_.shards_.size());
+    HARK_ASSERT(broker_.shards_[reactor.id().value()] == nullptr);  // Once per shard.
     auto* shard = new BrokerShard(broker_, reactor, broker_.initial_catalog_);
     broker_.shards_[reactor.id().value()] = shard;
     HARK_TRY(shard->open_partitions());
@@ -119,6 +121,7 @@ class Broker::Setup final : public io::ShardSetup {
 class Broker::ShutdownTask final : public io::Task {
  public:
   void run() override {
+    HARK_ASSERT(remaining != nullptr);
     BrokerShard& shard = *BrokerShard::current();
     if (abort) {
       shard.shut_down_waits();
@@ -198,6 +201,8 @@ void Broker::cancel(Poll& poll) {
 
 void Broker::stop() {
   if (group_ == nullptr || stopped_.exchange(true)) return;
+  // It waits for the shards: from one of them it would wait for itself.
+  HARK_ASSERT(BrokerShard::current() == nullptr);
   const uint32_t shards = options_.shards_count;
   std::vector<ShutdownTask> tasks(shards);
   std::atomic<uint32_t> remaining{0};

@@ -108,12 +108,15 @@ Status CreateStream::apply(internal::CatalogEdit& edit) {
     return Error::stream_name_already_exists;
   }
   stream = edit.add_stream(edit.catalog().next_stream_id, edit.now(), name).info();
+  HARK_ASSERT(edit.catalog().next_stream_id > stream.id);
   return ok_status();
 }
 
 Status DeleteStream::apply(internal::CatalogEdit& edit) {
   HARK_TRY_ASSIGN(const internal::StreamEntry* const entry, edit.catalog().stream(stream));
+  const uint32_t id = entry->id;
   edit.remove_stream(*entry);
+  HARK_ASSERT(edit.catalog().streams.count(id) == 0);
   return ok_status();
 }
 
@@ -131,6 +134,7 @@ Status CreateTopic::apply(internal::CatalogEdit& edit) {
     return Error::topic_name_already_exists;
   }
   topic = edit.add_topic(*entry, entry->next_topic_id, edit.now(), name, settings).details();
+  HARK_ASSERT(topic.partitions.size() == settings.partitions_count);
   return ok_status();
 }
 
@@ -387,6 +391,7 @@ Result<Ref<internal::PartitionCell>> offset_partition(const BrokerShard& shard,
   }
   const uint32_t id = partition.value_or(0);
   if (id >= entry->partitions.size()) return Error::partition_not_found;
+  HARK_ASSERT(entry->partitions[id]);
   return entry->partitions[id];
 }
 

@@ -23,6 +23,8 @@ BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog
       reactor_(reactor),
       waits_(reactor, broker.options().waits),
       catalog_(std::move(catalog)) {
+  HARK_ASSERT(current_shard == nullptr);  // One broker shard per shard thread.
+  HARK_ASSERT(id().value() < broker.shards_count());
   if (id() == ShardId(0)) {
     coordinator_ = std::make_unique<Coordinator>(*this, catalog_, *broker.metadata_log_);
   }
@@ -186,6 +188,7 @@ storage::LogOptions BrokerShard::log_options(const PartitionCell& cell) const {
 }
 
 void BrokerShard::add_partition_figures(BrokerStats& stats) const {
+  HARK_ASSERT(on_own_thread());
   for (const auto& [key, partition] : owned_) {
     const PartitionCell& cell = partition->cell();
     stats.partitions++;
@@ -217,12 +220,14 @@ void BrokerShard::close_partitions() {
 }
 
 void BrokerShard::arm_retention() {
+  HARK_ASSERT(on_own_thread());
   if (retention_timer_.armed() || options().retention_interval <= Duration(0)) return;
   reactor_.timers().add(retention_timer_,
                         reactor_.clock().monotonic_now() + options().retention_interval);
 }
 
 void BrokerShard::RetentionTimer::expire() {
+  HARK_ASSERT(shard_.on_own_thread());
   for (auto& [key, partition] : shard_.owned_) {
     const Status status = partition->apply_retention();
     if (!status.ok()) {

@@ -148,6 +148,9 @@ class CatalogEdit {
   TopicEntry& writable_topic(StreamEntry& stream, const TopicEntry& topic);
   GroupEntry& writable_group(TopicEntry& topic, const GroupEntry& group);
   void reassign_groups(TopicEntry& topic);
+  // True if `stream` is this edit's own copy (writable_stream), which alone may change: the
+  // entries it replaces are shared with the catalog versions other shards still read.
+  bool writable(const StreamEntry& stream) const;
   Ref<PartitionCell> make_cell(const StreamEntry& stream, const TopicEntry& topic,
                                uint32_t partition, UnixMicros created_at);
 

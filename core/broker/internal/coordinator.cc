@@ -151,6 +151,8 @@ void Coordinator::round_done(RoundTask& task) {
 }
 
 void Coordinator::journal_undo() {
+  shard_.expect_on(ShardId(0));
+  HARK_ASSERT(undoing_);
   // The change's record is already durable: append its opposite, so a restart does not bring
   // back what was undone (and a retry, which reuses the ids, replays cleanly).
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> created;  // (stream, topic) -> partitions
@@ -187,6 +189,7 @@ void Coordinator::complete() {
 }
 
 void Coordinator::remove_orphan_directories() {
+  shard_.expect_on(ShardId(0));
   // Owners deleted the partitions' files; what is left of a removed topic or stream is its
   // directories. Control plane: a blocking remove on shard 0, once per delete command.
   const std::string& data = shard_.options().data_directory;

@@ -50,6 +50,7 @@ void Partition::commit_advanced(Offset next_offset) {
 }
 
 Status Partition::purge(WaitShard& waits) {
+  HARK_ASSERT(&waits == &waits_);  // The owner's, which the cell was adopted by.
   HARK_TRY(log_->purge());
   offsets_->clear();
   waits.reset(*cell_, log_->next_offset().value());
@@ -72,6 +73,7 @@ Result<uint32_t> Partition::delete_segments(uint32_t count) {
 Result<Offset> Partition::start_for(PollFrom from, uint64_t value, uint32_t count,
                                     const ConsumerRef& consumer) const {
   const Offset next = log_->next_offset();
+  HARK_ASSERT(next.value() >= log_->first_offset().value());  // `last` subtracts them.
   switch (from) {
     case PollFrom::offset: return Offset(value);
     case PollFrom::timestamp: return log_->offset_for_timestamp(value);
@@ -96,6 +98,7 @@ Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset, Off
   if (log_->empty() && log_->next_offset().value() == 0) return Error::invalid_offset;
   if (offset >= log_->next_offset().value()) return Error::invalid_offset;
   offsets_->set(consumer, offset, done);
+  HARK_ASSERT(offsets_->get(consumer) == offset);  // Seen at once, written later.
   return ok_status();
 }
 
