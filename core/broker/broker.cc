@@ -8,6 +8,7 @@
 #include "core/base/log.h"
 #include "core/broker/internal/broker_shard.h"
 #include "core/broker/internal/catalog.h"
+#include "core/broker/internal/flow.h"
 #include "core/broker/internal/metadata_log.h"
 #include "storage/disk.h"
 
@@ -86,6 +87,8 @@ class Broker::Setup final : public io::ShardSetup {
   explicit Setup(Broker& broker) : broker_(broker) {}
 
   Status on_start(io::Reactor& reactor) override {
+    HARK_ASSERT(reactor.id().value() < broker_.shards_.size());
+    HARK_ASSERT(broker_.shards_[reactor.id().value()] == nullptr);  // Once per shard.
     auto* shard = new BrokerShard(broker_, reactor, broker_.initial_catalog_);
     broker_.shards_[reactor.id().value()] = shard;
     HARK_TRY(shard->open_partitions());
@@ -118,6 +121,7 @@ class Broker::Setup final : public io::ShardSetup {
 class Broker::ShutdownTask final : public io::Task {
  public:
   void run() override {
+    HARK_ASSERT(remaining != nullptr);
     BrokerShard& shard = *BrokerShard::current();
     if (abort) {
       shard.shut_down_waits();
@@ -165,22 +169,20 @@ std::optional<ShardId> Broker::current_shard() {
 }
 
 void Broker::submit(Operation& op) {
-  op.status_ = ok_status();
-  op.stage_ = 0;
   BrokerShard* const shard = BrokerShard::current();
   if (shard != nullptr && &shard->broker() == this) {
-    op.home_ = shard->id();
-    op.step(*shard);
+    internal::Flow::start(op, *shard);
     return;
   }
   HARK_ASSERT(!stopped_);
-  op.home_ = ShardId(0);
+  internal::Flow::start_outside(op);
   group_->post(ShardId(0), op);
 }
 
 Result<Broker::ResolvedIds> Broker::resolve(const NameOrId& stream, const NameOrId* topic) const {
   BrokerShard* const shard = BrokerShard::current();
-  HARK_ASSERT(shard != nullptr && &shard->broker() == this);
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
   HARK_TRY_ASSIGN(const internal::StreamEntry* const stream_entry, shard->catalog().stream(stream));
   ResolvedIds ids{.stream = stream_entry->id, .topic = std::nullopt};
   if (topic != nullptr) {
@@ -191,19 +193,16 @@ Result<Broker::ResolvedIds> Broker::resolve(const NameOrId& stream, const NameOr
 }
 
 void Broker::cancel(Poll& poll) {
-  BrokerShard& shard = *BrokerShard::current();
-  HARK_ASSERT(shard.id() == poll.home_);
-  if (poll.wait_ == nullptr) {
-    poll.cancel_requested_ = true;  // In flight: it ends when it comes home.
-    return;
-  }
-  shard.waits().cancel(*poll.wait_);
-  poll.unpark(shard);
-  poll.go_to(shard, shard.id(), Poll::Stage::cancelled);
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  internal::PollJob::cancel(poll, *shard);
 }
 
 void Broker::stop() {
   if (group_ == nullptr || stopped_.exchange(true)) return;
+  // It waits for the shards: from one of them it would wait for itself.
+  HARK_ASSERT(BrokerShard::current() == nullptr);
   const uint32_t shards = options_.shards_count;
   std::vector<ShutdownTask> tasks(shards);
   std::atomic<uint32_t> remaining{0};

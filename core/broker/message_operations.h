@@ -6,12 +6,10 @@
 #include <span>
 #include <vector>
 
-#include "core/base/intrusive_list.h"
+#include "core/base/assert.h"
 #include "core/base/ref.h"
 #include "core/broker/offset_written.h"
 #include "core/broker/operation.h"
-#include "core/wait/wait.h"
-#include "core/wait/wait_shard.h"
 #include "storage/partition_log.h"
 #include "storage/read_view.h"
 
@@ -56,18 +54,16 @@ struct PollResult {
   std::optional<ShardId> owner_shard;
 };
 
-// Tag of the hook by which a shard lists its parked group polls (to re-evaluate them when
-// their group rebalances).
-struct GroupPollTag;
-
-// Reads messages from one partition and, with `wait` > 0, parks until some are committed or
-// the wait ends (docs/long-polling.md). A poll that ends without messages
-// (timeout, purge, shutdown) succeeds with an empty result. One read returns contiguous bytes:
-// fewer than `count` messages may come back at a segment or memory-chunk boundary; poll again
-// from the last offset + 1 for the rest. The broker stores no offset for a poll: store it with
-// StoreOffset once the messages are delivered (harkd does so after the response is written).
-class Poll : public Operation, private WaitClient, public ListHook<GroupPollTag> {
+//
+// While it runs, the engine keeps the poll's state (where it reads, what it waits on) in an
+// internal::PollJob from its home shard's pool, not in this object
+// (core/broker/internal/poll_job.h).
+class Poll : public Operation {
  public:
+  Poll() = default;
+  // Not while it runs: from submit() until done() the broker uses it.
+  ~Poll() override { HARK_ASSERT(job_ == nullptr); }
+
   NameOrId stream;
   NameOrId topic;
   // Absent: partition 0 for a consumer; for a group member, its assignment from a round-robin
@@ -86,54 +82,13 @@ class Poll : public Operation, private WaitClient, public ListHook<GroupPollTag>
   PollResult result;            // Out.
 
  private:
-  friend class internal::BrokerShard;
-  friend class Broker;
-
-  enum Stage : uint8_t { start, at_owner, at_home, cancelled };
+  friend class internal::PollJob;
 
   void step(internal::BrokerShard& shard) override;
-  void on_wait_done(Wait& parked, WaitState state, Registration* winner) override;
-  void begin(internal::BrokerShard& shard);
-  Status resolve_group(internal::BrokerShard& shard);
-  void evaluate(internal::BrokerShard& shard);
-  void visit_next(internal::BrokerShard& shard);
-  void evaluate_at_owner(internal::BrokerShard& shard);
-  void evaluated_here(internal::BrokerShard& shard);
-  void evaluated_at_home(internal::BrokerShard& shard);
-  void park(internal::BrokerShard& shard);
-  void on_abort(internal::BrokerShard& shard, AbortReason reason);
-  void answer(internal::BrokerShard& shard);
-  void answer_empty(internal::BrokerShard& shard);
-  // Fills the result's partition and current offset for an answer without messages.
-  void report_waited_on();
-  void answer_gone(internal::BrokerShard& shard);
-  void unpark(internal::BrokerShard& shard);
-  // A rebalance changed the group (on the home shard, while parked).
-  void rebalanced(internal::BrokerShard& shard);
-  // Reads the member's assignment again and evaluates it, keeping the deadline.
-  void reassigned(internal::BrokerShard& shard);
 
-  class Reader final : public storage::ReadCompletion {
-   public:
-    explicit Reader(Poll& poll) : poll_(poll) {}
-    void read_done(Result<storage::ReadView> view) override;
-
-   private:
-    Poll& poll_;
-  };
-
-  Reader reader_{*this};
-  // The partitions this poll reads, in order (one, or a group member's assignment from its
-  // round-robin cursor) and, as each owner is visited, what to wait for there.
-  std::vector<Ref<internal::PartitionCell>> cells_;
-  std::vector<Watch> watches_;
-  std::vector<uint32_t> assigned_;  // A group member's partitions when it parked.
-  size_t visiting_ = 0;
-  Instant deadline_{};
-  Wait* wait_ = nullptr;  // While parked.
-  bool cancel_requested_ = false;
-  bool woken_ = false;       // Parking again after a wake-up counts as a re-park.
-  bool group_wide_ = false;  // A group member polling all its partitions.
+  // The engine's state while the poll runs: taken at its first step, back in the pool before
+  // done(). Null otherwise.
+  internal::PollJob* job_ = nullptr;
 };
 
 // Stores `offset` as the consumer's position on a partition (offset > the partition's last

@@ -20,8 +20,12 @@ namespace internal {
 class BrokerShard;
 class CatalogEdit;
 class Coordinator;
+class Flow;
 class Partition;
 class PartitionCell;
+class PollJob;
+// Where an operation is in its run (core/broker/internal/stage.h): the engine's, not yours.
+enum class Stage : uint8_t;
 }  // namespace internal
 
 // What the broker reports about a stream, a topic and a partition (Iggy's fields; times are
@@ -129,6 +133,9 @@ struct Partitioning {
 // done() runs exactly once, on the operation's home shard: the shard that submitted it, or
 // shard 0 for a submit from a thread outside the broker (hand the result to your own thread
 // from done(), as Blocking<Op> in blocking.h does). It may run before submit() returns.
+//
+// The private part is how the engine runs it (core/broker/internal/flow.h); an embedder
+// overrides done() and reads status() and the outputs, nothing else.
 class Operation : public io::Task {
  public:
   virtual ~Operation() = default;
@@ -144,24 +151,15 @@ class Operation : public io::Task {
   Operation() = default;
 
  private:
-  friend class Broker;
-  friend class internal::BrokerShard;
-  friend class internal::Coordinator;
+  friend class internal::Flow;
 
   void run() final;
-  // One step of the operation on the shard that runs it; `stage_` says which.
+  // The step of the operation's stage, on the shard that stage names.
   virtual void step(internal::BrokerShard& shard) = 0;
-
- protected:
-  // Ends the operation: back to the home shard if needed, then done().
-  void finish(internal::BrokerShard& shard, Status status);
-  // finish() with ok, once this iteration's wake-ups have left (WaitShard::after_settle).
-  void finish_after_settle(internal::BrokerShard& shard);
-  void go_to(internal::BrokerShard& shard, ShardId target, uint8_t stage);
 
   Status status_;
   ShardId home_{};
-  uint8_t stage_ = 0;
+  internal::Stage stage_{};
 };
 
 // An operation on one partition: resolved on its home shard, run on the partition's owner
@@ -172,6 +170,7 @@ class PartitionOperation : public Operation {
 
  private:
   void step(internal::BrokerShard& shard) final;
+  void run_at_owner(internal::BrokerShard& shard);
   // Home: which partition, or Iggy's error for what is missing.
   virtual Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) = 0;
   // Owner: the work, which ends with finish() (at once or later).

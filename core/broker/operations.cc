@@ -1,16 +1,15 @@
 #include "core/broker/operations.h"
 
 #include "core/broker/internal/broker_shard.h"
+#include "core/broker/internal/flow.h"
 
 namespace hark::core {
 
 using internal::BrokerShard;
+using internal::Flow;
+using internal::Stage;
 
 namespace {
-
-// The stage at which an operation that came back to its home shard is delivered.
-constexpr uint8_t deliver_stage = 0xff;
-constexpr uint8_t settled_stage = 0xfe;
 
 constexpr uint32_t topic_partitions_max = 1000;
 
@@ -31,60 +30,61 @@ void add_counters(WaitCounters& sum, const WaitCounters& shard) {
   sum.rejected_full += shard.rejected_full;
 }
 
+// One shard's part of GetStats: its counters, its partitions and (shard 0) the catalog's.
+void add_shard_figures(BrokerStats& stats, BrokerShard& shard) {
+  add_counters(stats.waits, shard.waits().counters());
+  stats.eventfd_writes += shard.reactor().counters().wakes_sent;
+  stats.reevaluated += shard.poll_counters().reevaluated;
+  stats.reparked += shard.poll_counters().reparked;
+  shard.add_partition_figures(stats);
+  if (shard.id() != ShardId(0)) return;
+  for (const auto& [stream_id, stream_entry] : shard.catalog().streams) {
+    stats.streams++;
+    for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
+      stats.topics++;
+      stats.consumer_groups += topic_entry->groups.size();
+    }
+  }
+}
+
+// A read of the catalog runs in one step, on its home shard, from that shard's catalog.
+void expect_home_step(const Operation& op, const BrokerShard& shard) {
+  HARK_ASSERT(Flow::stage(op) == Stage::start);
+  shard.expect_on(Flow::home(op));
+}
+
 }  // namespace
-
-void Operation::run() {
-  BrokerShard& shard = *BrokerShard::current();
-  if (stage_ == deliver_stage) {
-    done();
-    return;
-  }
-  if (stage_ == settled_stage) {
-    finish(shard, ok_status());
-    return;
-  }
-  step(shard);
-}
-
-void Operation::finish(BrokerShard& shard, Status status) {
-  status_ = std::move(status);
-  if (shard.id() == home_) {
-    done();
-    return;
-  }
-  stage_ = deliver_stage;
-  shard.reactor().post(home_, *this);
-}
-
-void Operation::finish_after_settle(BrokerShard& shard) {
-  stage_ = settled_stage;
-  shard.waits().after_settle(*this);
-}
-
-void Operation::go_to(BrokerShard& shard, ShardId target, uint8_t stage) {
-  stage_ = stage;
-  shard.reactor().post(target, *this);
-}
 
 // Partition operations: resolved at home, run at the owner.
 void PartitionOperation::step(BrokerShard& shard) {
-  if (stage_ == 0) {
-    auto cell = resolve(shard);
-    if (!cell.ok()) {
-      finish(shard, cell.error());
-      return;
-    }
-    cell_ = std::move(cell).value();
-    if (cell_->owner() != shard.id()) {
-      go_to(shard, cell_->owner(), 1);
-      return;
-    }
+  if (Flow::stage(*this) == Stage::at_owner) {
+    run_at_owner(shard);
+    return;
   }
+  HARK_ASSERT(Flow::stage(*this) == Stage::start);
+  shard.expect_on(Flow::home(*this));
+  HARK_ASSERT(!cell_);
+  auto cell = resolve(shard);
+  if (!cell.ok()) {
+    Flow::finish(*this, shard, cell.error());
+    return;
+  }
+  cell_ = std::move(cell).value();
+  if (cell_->owner() != shard.id()) {
+    Flow::go_to(*this, shard, cell_->owner(), Stage::at_owner);
+    return;
+  }
+  run_at_owner(shard);
+}
+
+void PartitionOperation::run_at_owner(BrokerShard& shard) {
+  HARK_ASSERT(cell_);
+  shard.expect_on(cell_->owner());
   // Held here, not in the operation: at_owner() may finish it, and done() may reuse it.
   const Ref<internal::PartitionCell> cell = std::move(cell_);
   internal::Partition* const owner = shard.owned(*cell);
   if (owner == nullptr) {
-    finish(shard, Error::partition_not_found);
+    Flow::finish(*this, shard, Error::partition_not_found);
     return;
   }
   at_owner(shard, *owner);
@@ -92,10 +92,13 @@ void PartitionOperation::step(BrokerShard& shard) {
 
 // Metadata commands: to shard 0, queued there, answered at home after every shard applied.
 void MetadataCommand::step(BrokerShard& shard) {
-  if (shard.id() != ShardId(0)) {
-    go_to(shard, ShardId(0), 1);
+  if (Flow::stage(*this) == Stage::start && shard.id() != ShardId(0)) {
+    shard.expect_on(Flow::home(*this));
+    Flow::go_to(*this, shard, ShardId(0), Stage::at_metadata);
     return;
   }
+  HARK_ASSERT(Flow::stage(*this) == Stage::start || Flow::stage(*this) == Stage::at_metadata);
+  shard.expect_on(ShardId(0));
   shard.coordinator().enqueue(*this);
 }
 
@@ -105,12 +108,15 @@ Status CreateStream::apply(internal::CatalogEdit& edit) {
     return Error::stream_name_already_exists;
   }
   stream = edit.add_stream(edit.catalog().next_stream_id, edit.now(), name).info();
+  HARK_ASSERT(edit.catalog().next_stream_id > stream.id);
   return ok_status();
 }
 
 Status DeleteStream::apply(internal::CatalogEdit& edit) {
   HARK_TRY_ASSIGN(const internal::StreamEntry* const entry, edit.catalog().stream(stream));
+  const uint32_t id = entry->id;
   edit.remove_stream(*entry);
+  HARK_ASSERT(edit.catalog().streams.count(id) == 0);
   return ok_status();
 }
 
@@ -128,6 +134,7 @@ Status CreateTopic::apply(internal::CatalogEdit& edit) {
     return Error::topic_name_already_exists;
   }
   topic = edit.add_topic(*entry, entry->next_topic_id, edit.now(), name, settings).details();
+  HARK_ASSERT(topic.partitions.size() == settings.partitions_count);
   return ok_status();
 }
 
@@ -236,6 +243,7 @@ Status LeaveConsumerGroups::apply(internal::CatalogEdit& edit) {
 }
 
 void GetMemberGroups::step(BrokerShard& shard) {
+  expect_home_step(*this, shard);
   memberships.clear();
   for (const auto& [stream_id, stream_entry] : shard.catalog().streams) {
     for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
@@ -250,35 +258,38 @@ void GetMemberGroups::step(BrokerShard& shard) {
       }
     }
   }
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 void GetConsumerGroup::step(BrokerShard& shard) {
+  expect_home_step(*this, shard);
   result.reset();
   const auto entry = shard.catalog().topic(stream, topic);
   if (!entry.ok()) {
-    finish(shard, entry.error());
+    Flow::finish(*this, shard, entry.error());
     return;
   }
   const auto found = (*entry)->group(group);
   if (found.ok()) result = (*found)->details(static_cast<uint32_t>((*entry)->partitions.size()));
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 void GetConsumerGroups::step(BrokerShard& shard) {
+  expect_home_step(*this, shard);
   groups.clear();
   const auto entry = shard.catalog().topic(stream, topic);
   if (!entry.ok()) {
-    finish(shard, entry.error());
+    Flow::finish(*this, shard, entry.error());
     return;
   }
   const auto partitions = static_cast<uint32_t>((*entry)->partitions.size());
   for (const auto& [id, found] : (*entry)->groups)
     groups.push_back(found->details(partitions).group);
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 void GetStream::step(BrokerShard& shard) {
+  expect_home_step(*this, shard);
   const auto entry = shard.catalog().stream(stream);
   result.reset();
   if (entry.ok()) {
@@ -286,36 +297,39 @@ void GetStream::step(BrokerShard& shard) {
     result = StreamDetails{.stream = found.info()};
     for (const auto& [id, topic] : found.topics) result->topics.push_back(topic->info());
   }
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 void GetStreams::step(BrokerShard& shard) {
+  expect_home_step(*this, shard);
   streams.clear();
   for (const auto& [id, entry] : shard.catalog().streams) streams.push_back(entry->info());
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 void GetTopic::step(BrokerShard& shard) {
+  expect_home_step(*this, shard);
   result.reset();
   const auto entry = shard.catalog().stream(stream);
   if (!entry.ok()) {
-    finish(shard, entry.error());
+    Flow::finish(*this, shard, entry.error());
     return;
   }
   const auto found = (*entry)->topic(topic);
   if (found.ok()) result = (*found)->details();
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 void GetTopics::step(BrokerShard& shard) {
+  expect_home_step(*this, shard);
   topics.clear();
   const auto entry = shard.catalog().stream(stream);
   if (!entry.ok()) {
-    finish(shard, entry.error());
+    Flow::finish(*this, shard, entry.error());
     return;
   }
   for (const auto& [id, topic] : (*entry)->topics) topics.push_back(topic->info());
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 // Append: the partition is picked at home.
@@ -336,10 +350,11 @@ Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
 }
 
 void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  HARK_ASSERT(owner.cell().owner() == shard.id());
   owner_shard = shard.id();
   const auto result = owner.append(messages, count);
   if (!result.ok()) {
-    finish(shard, result.error());
+    Flow::finish(*this, shard, result.error());
     return;
   }
   appended = *result;
@@ -349,12 +364,14 @@ void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
 
 void Append::committed(Status status) {
   BrokerShard& shard = *BrokerShard::current();
+  HARK_ASSERT(owner_shard.has_value());  // Set at the owner, which hears of the commit.
+  shard.expect_on(*owner_shard);
   // Acknowledged once the wake-ups of this commit have left (WaitShard::after_settle).
   if (status.ok()) {
-    finish_after_settle(shard);
+    Flow::finish_after_settle(*this, shard);
     return;
   }
-  finish(shard, std::move(status));
+  Flow::finish(*this, shard, std::move(status));
 }
 
 // Offsets: resolved at home, stored or read at the owner.
@@ -374,6 +391,7 @@ Result<Ref<internal::PartitionCell>> offset_partition(const BrokerShard& shard,
   }
   const uint32_t id = partition.value_or(0);
   if (id >= entry->partitions.size()) return Error::partition_not_found;
+  HARK_ASSERT(entry->partitions[id]);
   return entry->partitions[id];
 }
 
@@ -385,11 +403,11 @@ Result<Ref<internal::PartitionCell>> StoreOffset::resolve(BrokerShard& shard) {
 
 void StoreOffset::at_owner(BrokerShard& shard, internal::Partition& owner) {
   const Status checked = owner.store_offset(consumer, offset, *this);
-  if (!checked.ok()) finish(shard, checked);
+  if (!checked.ok()) Flow::finish(*this, shard, checked);
 }
 
 void StoreOffset::offset_written(Status status) {
-  finish(*BrokerShard::current(), std::move(status));
+  Flow::finish(*this, *BrokerShard::current(), std::move(status));
 }
 
 Result<Ref<internal::PartitionCell>> GetOffset::resolve(BrokerShard& shard) {
@@ -400,7 +418,7 @@ void GetOffset::at_owner(BrokerShard& shard, internal::Partition& owner) {
   partition_id = owner.cell().key.partition.value();
   current_offset = owner.cell().current_offset();
   stored = owner.stored_offset(consumer);
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 Result<Ref<internal::PartitionCell>> DeleteSegments::resolve(BrokerShard& shard) {
@@ -410,7 +428,7 @@ Result<Ref<internal::PartitionCell>> DeleteSegments::resolve(BrokerShard& shard)
 void DeleteSegments::at_owner(BrokerShard& shard, internal::Partition& owner) {
   const Result<uint32_t> result = owner.delete_segments(count);
   if (result.ok()) deleted = *result;
-  finish(shard, result.ok() ? ok_status() : Status(result.error()));
+  Flow::finish(*this, shard, result.ok() ? ok_status() : Status(result.error()));
 }
 
 Result<Ref<internal::PartitionCell>> FlushUnsavedBuffer::resolve(BrokerShard& shard) {
@@ -422,7 +440,7 @@ void FlushUnsavedBuffer::at_owner(BrokerShard& /*shard*/, internal::Partition& o
 }
 
 void FlushUnsavedBuffer::flushed(Status status) {
-  finish(*BrokerShard::current(), std::move(status));
+  Flow::finish(*this, *BrokerShard::current(), std::move(status));
 }
 
 Result<Ref<internal::PartitionCell>> DeleteOffset::resolve(BrokerShard& shard) {
@@ -431,43 +449,33 @@ Result<Ref<internal::PartitionCell>> DeleteOffset::resolve(BrokerShard& shard) {
 
 void DeleteOffset::at_owner(BrokerShard& shard, internal::Partition& owner) {
   const Status checked = owner.delete_offset(consumer, *this);
-  if (!checked.ok()) finish(shard, checked);
+  if (!checked.ok()) Flow::finish(*this, shard, checked);
 }
 
 void DeleteOffset::offset_written(Status status) {
-  finish(*BrokerShard::current(), std::move(status));
+  Flow::finish(*this, *BrokerShard::current(), std::move(status));
 }
 
 // Stats: a tour of every shard, 0 to N-1, then home.
 void GetStats::step(BrokerShard& shard) {
-  if (stage_ == 0) {
+  if (Flow::stage(*this) == Stage::start) {
+    shard.expect_on(Flow::home(*this));
     stats = BrokerStats{};
-    visited_ = 0;
     if (shard.id() != ShardId(0)) {
-      go_to(shard, ShardId(0), 1);
+      Flow::go_to(*this, shard, ShardId(0), Stage::stats_visit);
       return;
     }
   }
-  add_counters(stats.waits, shard.waits().counters());
-  stats.eventfd_writes += shard.reactor().counters().wakes_sent;
-  stats.reevaluated += shard.poll_counters().reevaluated;
-  stats.reparked += shard.poll_counters().reparked;
-  shard.add_partition_figures(stats);
-  if (shard.id() == ShardId(0)) {
-    for (const auto& [stream_id, stream_entry] : shard.catalog().streams) {
-      stats.streams++;
-      for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
-        stats.topics++;
-        stats.consumer_groups += topic_entry->groups.size();
-      }
-    }
-  }
-  visited_++;
-  if (visited_ < shard.broker().shards_count()) {
-    go_to(shard, ShardId(visited_), 1);
+  // The tour is in shard order: the shard visited is the next one (0 first).
+  HARK_ASSERT(Flow::stage(*this) == Stage::start || Flow::stage(*this) == Stage::stats_visit);
+  HARK_ASSERT(shard.id().value() < shard.broker().shards_count());
+  add_shard_figures(stats, shard);
+  const uint32_t next = shard.id().value() + 1;
+  if (next < shard.broker().shards_count()) {
+    Flow::go_to(*this, shard, ShardId(next), Stage::stats_visit);
     return;
   }
-  finish(shard, ok_status());
+  Flow::finish(*this, shard, ok_status());
 }
 
 }  // namespace hark::core

@@ -29,7 +29,6 @@ class GetStats : public Operation {
 
  private:
   void step(internal::BrokerShard& shard) override;
-  uint32_t visited_ = 0;
 };
 
 }  // namespace hark::core

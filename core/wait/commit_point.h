@@ -12,6 +12,8 @@
 
 namespace hark::core {
 
+class WinHook;
+
 // A consistent reading of a partition's commit state, for a home shard's re-check.
 struct CommitSnapshot {
   uint64_t next_offset = 0;  // Exclusive end of committed data (0 when empty).
@@ -38,6 +40,10 @@ class CommitPoint : public ListHook<> {
   ~CommitPoint();
 
   ShardId owner() const { return owner_; }
+  // Owner only: who attaches the committed messages to a registration this point's commit
+  // won (set by WaitShard::adopt; null: none, the home evaluates the poll again).
+  WinHook* win_hook() const { return win_hook_; }
+  void set_win_hook(WinHook* hook) { win_hook_ = hook; }
 
   // Any shard.
   CommitSnapshot snapshot() const;
@@ -82,6 +88,7 @@ class CommitPoint : public ListHook<> {
   std::atomic<uint64_t> epoch_{0};
   WaiterList waiters_;
   std::vector<Registration*> pending_;  // Owner: a min-heap by threshold.
+  WinHook* win_hook_ = nullptr;         // Owner.
   bool dirty_ = false;
 };
 

@@ -164,8 +164,9 @@ void WaitShard::maybe_release(Wait& wait) {
 }
 
 void WaitShard::hand_back(Registration& registration) {
-  if (registration.woken_here() && registration.read_count() > 0 && win_hook_ != nullptr) {
-    win_hook_->on_won(registration);
+  WinHook* const hook = registration.point().win_hook();
+  if (registration.woken_here() && registration.read_count() > 0 && hook != nullptr) {
+    hook->on_won(registration);
   }
   reactor_.post(registration.wait().home(), registration);
   // Flush as we go, in doubling chunks (16, 32, 64, ...): a commit waking thousands must not
@@ -178,8 +179,9 @@ void WaitShard::hand_back(Registration& registration) {
   }
 }
 
-void WaitShard::adopt(CommitPoint& point) {
+void WaitShard::adopt(CommitPoint& point, WinHook* hook) {
   HARK_ASSERT(point.owner() == reactor_.id());
+  point.set_win_hook(hook);
   owned_.push_back(point);
   if (!sweep_timer_.armed()) {
     reactor_.timers().add(sweep_timer_, reactor_.clock().monotonic_now() + options_.sweep_interval);
@@ -193,6 +195,7 @@ void WaitShard::release(CommitPoint& point, AbortReason reason) {
     point.clear_dirty();
   }
   owned_.remove(point);
+  point.set_win_hook(nullptr);
   if (owned_.empty()) reactor_.timers().cancel(sweep_timer_);
 }
 

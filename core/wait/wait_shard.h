@@ -46,7 +46,9 @@ struct Watch {
 };
 
 // Owner side: called for each registration whose partition's commit won its Wait, before it
-// is handed back, so the owner can attach the committed messages (Registration::attach).
+// is handed back, so the owner can attach the committed messages (Registration::attach). One
+// per adopted point (WaitShard::adopt): the owner's own object for that partition, so it reads
+// its own log without looking the partition up.
 class WinHook {
  public:
   virtual void on_won(Registration& registration) = 0;
@@ -92,8 +94,10 @@ class WaitShard final : public io::IterationHook {
   // Home. The poll's connection went away: the client is never called for `wait`. O(1).
   void cancel(Wait& wait);
 
-  // Owner. The points this shard owns: swept periodically, aborted at shutdown.
-  void adopt(CommitPoint& point);
+  // Owner. The points this shard owns: swept periodically, aborted at shutdown. `hook`
+  // (optional) attaches messages for the polls this point's commits win; it must outlive the
+  // adoption (until release()).
+  void adopt(CommitPoint& point, WinHook* hook = nullptr);
   // Owner. Aborts everything parked on `point` (delete) and forgets it.
   void release(CommitPoint& point, AbortReason reason);
   // Owner. A commit: parked polls it satisfies are woken at the end of this iteration.
@@ -107,9 +111,6 @@ class WaitShard final : public io::IterationHook {
   // answer leaves before its producer's acknowledgement (both go out in the same batch of
   // submissions; the wake-up is the latency that counts).
   void after_settle(io::Task& task);
-
-  // Owner. Optional; must outlive the shard's use of it.
-  void set_win_hook(WinHook* hook) { win_hook_ = hook; }
 
   const WaitCounters& counters() const { return counters_; }
   uint32_t waits_free() const { return static_cast<uint32_t>(free_waits_.size()); }
@@ -148,7 +149,6 @@ class WaitShard final : public io::IterationHook {
   std::vector<CommitPoint*> dirty_;
   std::vector<io::Task*> after_settle_;  // Capacity reused.
   SweepTimer sweep_timer_;
-  WinHook* win_hook_ = nullptr;
   WaitCounters counters_;
   static constexpr uint32_t first_flush_chunk = 16;
   uint32_t flush_chunk_ = first_flush_chunk;

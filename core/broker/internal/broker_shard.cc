@@ -23,7 +23,8 @@ BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog
       reactor_(reactor),
       waits_(reactor, broker.options().waits),
       catalog_(std::move(catalog)) {
-  waits_.set_win_hook(this);
+  HARK_ASSERT(current_shard == nullptr);  // One broker shard per shard thread.
+  HARK_ASSERT(id().value() < broker.shards_count());
   if (id() == ShardId(0)) {
     coordinator_ = std::make_unique<Coordinator>(*this, catalog_, *broker.metadata_log_);
   }
@@ -32,6 +33,7 @@ BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog
 
 BrokerShard::~BrokerShard() {
   HARK_ASSERT(owned_.empty());
+  HARK_ASSERT(parked_group_polls_.empty());
   reactor_.timers().cancel(retention_timer_);
   if (current_shard == this) current_shard = nullptr;
 }
@@ -39,6 +41,8 @@ BrokerShard::~BrokerShard() {
 BrokerShard* BrokerShard::current() { return current_shard; }
 
 Status BrokerShard::open_partitions() {
+  HARK_ASSERT(on_own_thread());
+  HARK_ASSERT(owned_.empty());  // At start, once.
   for (const auto& [stream_id, stream] : catalog_->streams) {
     for (const auto& [topic_id, topic] : stream->topics) {
       for (const auto& cell : topic->partitions) {
@@ -50,13 +54,16 @@ Status BrokerShard::open_partitions() {
 }
 
 Partition* BrokerShard::owned(const PartitionCell& cell) {
+  HARK_ASSERT(on_own_thread());
   if (cell.owner() != id()) return nullptr;
   const auto it = owned_.find(cell.key);
   if (it == owned_.end() || &it->second->cell() != &cell) return nullptr;
+  HARK_ASSERT(it->second->cell().key == cell.key);
   return it->second.get();
 }
 
 uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
+  HARK_ASSERT(on_own_thread());
   HARK_ASSERT(!topic.partitions.empty());
   // Topics come and go; a counter is only a starting point, so start over when many pile up.
   if (balanced_.size() > 65536) balanced_.clear();
@@ -65,22 +72,28 @@ uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
 }
 
 uint32_t BrokerShard::next_group_start(const GroupEntry& group, uint32_t member) {
+  HARK_ASSERT(on_own_thread());
+  HARK_ASSERT(group.member(member) != nullptr);
   // Members come and go with connections; a cursor is only a starting point, so rather than
   // track leaves, start over when the table gets large.
   if (group_cursors_.size() > 65536) group_cursors_.clear();
   return group_cursors_[{group.id, member}]++;
 }
 
-bool BrokerShard::group_unchanged(const Poll& poll) const {
+bool BrokerShard::group_unchanged(const PollJob& job) const {
+  const Poll& poll = job.poll();
+  HARK_ASSERT(poll.consumer.kind == ConsumerRef::Kind::group);
   const auto topic = catalog_->topic(poll.stream, poll.topic);
   if (!topic.ok()) return false;
   const auto group = (*topic)->group(poll.group);
   if (!group.ok()) return false;
   const GroupMemberInfo* const member = (*group)->member(poll.member);
-  return member != nullptr && member->partitions == poll.assigned_;
+  return member != nullptr && member->partitions == job.assigned();
 }
 
 Status BrokerShard::apply(const Change& change) {
+  HARK_ASSERT(on_own_thread());
+  HARK_ASSERT(change.catalog);
   catalog_ = change.catalog;
   Status result;
   for (const auto& cell : change.created) {
@@ -102,16 +115,19 @@ Status BrokerShard::apply(const Change& change) {
   // Group members whose assignment changed are evaluated again on the new one (after this
   // shard opened its new partitions; another owner's may still be opening: a member skips
   // those until then).
-  std::vector<Poll*> moved;
-  parked_group_polls_.for_each([&](Poll& poll) {
-    if (!group_unchanged(poll)) moved.push_back(&poll);
+  std::vector<PollJob*> moved;
+  parked_group_polls_.for_each([&](PollJob& job) {
+    if (!group_unchanged(job)) moved.push_back(&job);
   });
-  for (Poll* poll : moved) poll->rebalanced(*this);
+  for (PollJob* job : moved) job->rebalanced(*this);
   return result;
 }
 
 void BrokerShard::retire(const Change& change) {
+  HARK_ASSERT(on_own_thread());
   for (const auto& cell : change.removed) {
+    // Retired only once no shard's catalog lists it (docs/architecture.md §4).
+    HARK_ASSERT(catalog_->find(cell->key) != cell.get());
     Partition* const partition = owned(*cell);
     if (partition == nullptr) continue;
     waits_.release(*cell, AbortReason::deleted);
@@ -125,6 +141,8 @@ void BrokerShard::retire(const Change& change) {
 }
 
 Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
+  HARK_ASSERT(on_own_thread());
+  HARK_ASSERT(cell->owner() == id());
   auto log = storage::PartitionLog::open(reactor_, reactor_.clock(), log_options(*cell));
   if (!log.ok()) {
     HARK_LOG_ERROR("cannot open partition %u/%u/%u: %s", cell->key.stream.value(),
@@ -136,9 +154,11 @@ Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
   auto offsets = OffsetStore::open(reactor_.ring(), options.directory + "/consumer_offsets",
                                    options.durability == storage::Durability::always);
   if (!offsets.ok()) return offsets.error();
-  owned_[cell->key] =
-      std::make_unique<Partition>(waits_, cell, std::move(log).value(), std::move(offsets).value());
-  waits_.adopt(*cell);
+  auto partition =
+      std::make_unique<Partition>(waits_, cell, std::move(log).value(), std::move(offsets).value(),
+                                  broker_.options().poll_bytes_max);
+  waits_.adopt(*cell, partition.get());
+  owned_[cell->key] = std::move(partition);
   arm_retention();
   return ok_status();
 }
@@ -167,16 +187,8 @@ storage::LogOptions BrokerShard::log_options(const PartitionCell& cell) const {
   return log;
 }
 
-void BrokerShard::on_won(Registration& registration) {
-  auto& cell = static_cast<PartitionCell&>(registration.point());
-  if (cell.local == nullptr) return;
-  // Just committed, so normally still in memory; if not, the home evaluates the poll again.
-  std::optional<storage::ReadView> view = cell.local->log().read_memory(
-      registration.want(), registration.read_count(), options().poll_bytes_max);
-  if (view.has_value()) registration.attach(std::move(*view));
-}
-
 void BrokerShard::add_partition_figures(BrokerStats& stats) const {
+  HARK_ASSERT(on_own_thread());
   for (const auto& [key, partition] : owned_) {
     const PartitionCell& cell = partition->cell();
     stats.partitions++;
@@ -187,11 +199,13 @@ void BrokerShard::add_partition_figures(BrokerStats& stats) const {
 }
 
 void BrokerShard::shut_down_waits() {
+  HARK_ASSERT(on_own_thread());
   shutting_down_ = true;
   waits_.abort_all(AbortReason::shutdown);
 }
 
 void BrokerShard::release_partitions() {
+  HARK_ASSERT(on_own_thread());
   shutting_down_ = true;
   for (auto& [key, partition] : owned_) {
     waits_.release(partition->cell(), AbortReason::shutdown);
@@ -199,18 +213,21 @@ void BrokerShard::release_partitions() {
 }
 
 void BrokerShard::close_partitions() {
+  HARK_ASSERT(on_own_thread());
   reactor_.timers().cancel(retention_timer_);
   for (auto& [key, partition] : owned_) partition->close();
   owned_.clear();
 }
 
 void BrokerShard::arm_retention() {
+  HARK_ASSERT(on_own_thread());
   if (retention_timer_.armed() || options().retention_interval <= Duration(0)) return;
   reactor_.timers().add(retention_timer_,
                         reactor_.clock().monotonic_now() + options().retention_interval);
 }
 
 void BrokerShard::RetentionTimer::expire() {
+  HARK_ASSERT(shard_.on_own_thread());
   for (auto& [key, partition] : shard_.owned_) {
     const Status status = partition->apply_retention();
     if (!status.ok()) {

@@ -9,6 +9,7 @@
 #include "core/broker/internal/catalog.h"
 #include "core/broker/internal/coordinator.h"
 #include "core/broker/internal/partition.h"
+#include "core/broker/internal/poll_job.h"
 #include "core/wait/wait_shard.h"
 #include "io/reactor.h"
 #include "io/timer_wheel.h"
@@ -18,7 +19,7 @@ namespace hark::core::internal {
 // The broker's part of one shard: its wait machinery, the partitions it owns, its copy of the
 // catalog, and (shard 0) the coordinator of metadata commands. Created and used on the shard's
 // thread only; operations reach it as tasks.
-class BrokerShard final : private WinHook {
+class BrokerShard final {
  public:
   BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog> catalog);
   // At start: opens the partitions of the catalog this shard owns.
@@ -31,6 +32,13 @@ class BrokerShard final : private WinHook {
   static BrokerShard* current();
 
   ShardId id() const { return reactor_.id(); }
+  // Shard affinity (docs/style.md §5): the caller runs on this shard's thread, and this is
+  // the shard `expected` names. Every step of an operation asserts it on entry.
+  void expect_on(ShardId expected) const {
+    HARK_ASSERT(on_own_thread());
+    HARK_ASSERT(id() == expected);
+  }
+  bool on_own_thread() const { return current() == this; }
   Broker& broker() { return broker_; }
   const BrokerOptions& options() const { return broker_.options(); }
   const OwnershipMap& ownership() const { return broker_.ownership_; }
@@ -48,11 +56,13 @@ class BrokerShard final : private WinHook {
   // A group member's round-robin cursor: where its next group-wide poll starts.
   uint32_t next_group_start(const GroupEntry& group, uint32_t member);
 
+  // The engine's state of the polls whose home is this shard.
+  PollJobPool& poll_jobs() { return poll_jobs_; }
   // Group polls parked here, re-evaluated when their group rebalances.
-  void park_group_poll(Poll& poll) { parked_group_polls_.push_back(poll); }
-  void unpark_group_poll(Poll& poll) { parked_group_polls_.remove(poll); }
-  // True if `poll`'s member still has the partitions it was evaluated on.
-  bool group_unchanged(const Poll& poll) const;
+  void park_group_poll(PollJob& job) { parked_group_polls_.push_back(job); }
+  void unpark_group_poll(PollJob& job) { parked_group_polls_.remove(job); }
+  // True if the member of `job`'s poll still has the partitions it was evaluated on.
+  bool group_unchanged(const PollJob& job) const;
 
   // Metadata, in the coordinator's two rounds: apply a new catalog (open created partitions
   // this shard owns, purge purged ones), then retire removed ones (abort their parked polls
@@ -92,7 +102,6 @@ class BrokerShard final : private WinHook {
     BrokerShard& shard_;
   };
 
-  void on_won(Registration& registration) override;
   Status open_partition(const Ref<PartitionCell>& cell);
   storage::LogOptions log_options(const PartitionCell& cell) const;
   void arm_retention();
@@ -107,7 +116,8 @@ class BrokerShard final : private WinHook {
   // (group id, member) -> polls so far. Group ids repeat across topics: two members sharing
   // a cursor only shifts where their round robin starts.
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> group_cursors_;
-  IntrusiveList<Poll, GroupPollTag> parked_group_polls_;
+  PollJobPool poll_jobs_;
+  IntrusiveList<PollJob, GroupPollTag> parked_group_polls_;
   RetentionTimer retention_timer_{*this};
   PollCounters poll_counters_;
   bool shutting_down_ = false;

@@ -49,6 +49,9 @@ void GroupEntry::assign(uint32_t partitions_count) {
   for (uint32_t p = 0; p < partitions_count; p++) {
     members[p % members.size()].partitions.push_back(p);
   }
+  // Every partition to exactly one member: the first member has the most.
+  HARK_ASSERT(members.front().partitions.size() ==
+              (partitions_count + members.size() - 1) / members.size());
 }
 
 GroupDetails GroupEntry::details(uint32_t partitions_count) const {
@@ -119,7 +122,10 @@ Result<Ref<PartitionCell>> Catalog::partition(const NameOrId& stream_ref, const 
                                               uint32_t partition_id) const {
   HARK_TRY_ASSIGN(const TopicEntry* const topic_entry, topic(stream_ref, topic_ref));
   if (partition_id >= topic_entry->partitions.size()) return Error::partition_not_found;
-  return topic_entry->partitions[partition_id];
+  const Ref<PartitionCell>& cell = topic_entry->partitions[partition_id];
+  HARK_ASSERT(cell);
+  HARK_ASSERT(cell->key.partition.value() == partition_id);
+  return cell;
 }
 
 uint64_t Catalog::partitions_count() const {
@@ -149,12 +155,19 @@ CatalogEdit::CatalogEdit(const Catalog& base, const OwnershipMap& ownership, Clo
 Result<StreamEntry*> CatalogEdit::writable_stream(const NameOrId& ref) {
   HARK_TRY_ASSIGN(const StreamEntry* const current, next_->stream(ref));
   auto copy = make_ref<StreamEntry>(*current);
-  StreamEntry* const writable = copy.get();
+  StreamEntry* const copied = copy.get();
   next_->streams[current->id] = std::move(copy);
-  return writable;
+  HARK_ASSERT(writable(*copied));
+  return copied;
+}
+
+bool CatalogEdit::writable(const StreamEntry& stream) const {
+  const auto it = next_->streams.find(stream.id);
+  return it != next_->streams.end() && it->second.get() == &stream;
 }
 
 StreamEntry& CatalogEdit::add_stream(uint32_t id, UnixMicros created_at, std::string name) {
+  HARK_ASSERT(next_->streams.count(id) == 0);  // Callers check the id is free.
   journal_stream_created(journal, id, created_at, name);
   auto entry = make_ref<StreamEntry>();
   entry->id = id;
@@ -163,15 +176,18 @@ StreamEntry& CatalogEdit::add_stream(uint32_t id, UnixMicros created_at, std::st
   next_->next_stream_id = std::max(next_->next_stream_id, id + 1);
   StreamEntry& added = *entry;
   next_->streams[id] = std::move(entry);
+  HARK_ASSERT(next_->next_stream_id > id);
   return added;
 }
 
 void CatalogEdit::rename_stream(StreamEntry& stream, std::string name) {
+  HARK_ASSERT(writable(stream));
   journal_stream_updated(journal, stream.id, name);
   stream.name = std::move(name);
 }
 
 void CatalogEdit::remove_stream(const StreamEntry& stream) {
+  HARK_ASSERT(next_->streams.count(stream.id) == 1);
   journal_stream_deleted(journal, stream.id);
   for (const auto& [topic_id, topic] : stream.topics) {
     removed.insert(removed.end(), topic->partitions.begin(), topic->partitions.end());
@@ -181,6 +197,8 @@ void CatalogEdit::remove_stream(const StreamEntry& stream) {
 
 TopicEntry& CatalogEdit::add_topic(StreamEntry& stream, uint32_t id, UnixMicros created_at,
                                    std::string name, const TopicSettings& settings) {
+  HARK_ASSERT(writable(stream));
+  HARK_ASSERT(stream.topics.count(id) == 0);  // Callers check the id is free.
   journal_topic_created(journal, stream.id, id, created_at, name, settings);
   auto entry = make_ref<TopicEntry>();
   entry->id = id;
@@ -199,6 +217,8 @@ TopicEntry& CatalogEdit::add_topic(StreamEntry& stream, uint32_t id, UnixMicros 
 
 void CatalogEdit::update_topic(StreamEntry& stream, const TopicEntry& topic, std::string name,
                                const TopicSettings& settings) {
+  HARK_ASSERT(writable(stream));
+  HARK_ASSERT(stream.topics.count(topic.id) == 1);
   journal_topic_updated(journal, stream.id, topic.id, name, settings);
   TopicEntry& entry = writable_topic(stream, topic);
   entry.name = std::move(name);
@@ -208,6 +228,8 @@ void CatalogEdit::update_topic(StreamEntry& stream, const TopicEntry& topic, std
 }
 
 void CatalogEdit::remove_topic(StreamEntry& stream, const TopicEntry& topic) {
+  HARK_ASSERT(writable(stream));
+  HARK_ASSERT(stream.topics.count(topic.id) == 1);
   journal_topic_deleted(journal, stream.id, topic.id);
   removed.insert(removed.end(), topic.partitions.begin(), topic.partitions.end());
   stream.topics.erase(topic.id);
@@ -215,7 +237,10 @@ void CatalogEdit::remove_topic(StreamEntry& stream, const TopicEntry& topic) {
 
 void CatalogEdit::add_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count,
                                  UnixMicros created_at) {
+  HARK_ASSERT(writable(stream));
   journal_partitions_created(journal, stream.id, topic.id, count, created_at);
+  // `topic` may be this edit's earlier copy, which writable_topic() replaces: read it first.
+  const size_t before = topic.partitions.size();
   TopicEntry& entry = writable_topic(stream, topic);
   for (uint32_t i = 0; i < count; i++) {
     const auto id = static_cast<uint32_t>(entry.partitions.size());
@@ -223,10 +248,12 @@ void CatalogEdit::add_partitions(StreamEntry& stream, const TopicEntry& topic, u
     created.push_back(entry.partitions.back());
   }
   entry.settings.partitions_count = static_cast<uint32_t>(entry.partitions.size());
+  HARK_ASSERT(entry.partitions.size() == before + count);
   reassign_groups(entry);
 }
 
 void CatalogEdit::remove_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count) {
+  HARK_ASSERT(writable(stream));
   journal_partitions_deleted(journal, stream.id, topic.id, count);
   TopicEntry& entry = writable_topic(stream, topic);
   HARK_ASSERT(count <= entry.partitions.size());
@@ -240,6 +267,8 @@ void CatalogEdit::remove_partitions(StreamEntry& stream, const TopicEntry& topic
 
 GroupEntry& CatalogEdit::add_group(StreamEntry& stream, const TopicEntry& topic, uint32_t id,
                                    std::string name) {
+  HARK_ASSERT(writable(stream));
+  HARK_ASSERT(topic.groups.count(id) == 0);  // Callers check the id is free.
   journal_group_created(journal, stream.id, topic.id, id, name);
   TopicEntry& entry = writable_topic(stream, topic);
   auto group = make_ref<GroupEntry>();
@@ -253,30 +282,37 @@ GroupEntry& CatalogEdit::add_group(StreamEntry& stream, const TopicEntry& topic,
 
 void CatalogEdit::remove_group(StreamEntry& stream, const TopicEntry& topic,
                                const GroupEntry& group) {
+  HARK_ASSERT(writable(stream));
+  HARK_ASSERT(topic.groups.count(group.id) == 1);
   journal_group_deleted(journal, stream.id, topic.id, group.id);
   writable_topic(stream, topic).groups.erase(group.id);
 }
 
 void CatalogEdit::join_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
                              uint32_t client) {
+  HARK_ASSERT(writable(stream));
   if (group.member(client) != nullptr) return;
   TopicEntry& entry = writable_topic(stream, topic);
   GroupEntry& changed = writable_group(entry, group);
   changed.members.push_back(GroupMemberInfo{.id = client});
   changed.assign(static_cast<uint32_t>(entry.partitions.size()));
+  HARK_ASSERT(changed.member(client) != nullptr);
 }
 
 bool CatalogEdit::leave_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
                               uint32_t client) {
+  HARK_ASSERT(writable(stream));
   if (group.member(client) == nullptr) return false;
   TopicEntry& entry = writable_topic(stream, topic);
   GroupEntry& changed = writable_group(entry, group);
   std::erase_if(changed.members, [&](const GroupMemberInfo& m) { return m.id == client; });
   changed.assign(static_cast<uint32_t>(entry.partitions.size()));
+  HARK_ASSERT(changed.member(client) == nullptr);
   return true;
 }
 
 GroupEntry& CatalogEdit::writable_group(TopicEntry& topic, const GroupEntry& group) {
+  HARK_ASSERT(topic.groups.count(group.id) == 1);
   auto copy = make_ref<GroupEntry>(group);
   GroupEntry& writable = *copy;
   topic.groups[group.id] = std::move(copy);
@@ -296,6 +332,8 @@ void CatalogEdit::purge_topic(const TopicEntry& topic) {
 }
 
 TopicEntry& CatalogEdit::writable_topic(StreamEntry& stream, const TopicEntry& topic) {
+  HARK_ASSERT(writable(stream));
+  HARK_ASSERT(stream.topics.count(topic.id) == 1);
   auto copy = make_ref<TopicEntry>(topic);
   TopicEntry& writable = *copy;
   stream.topics[topic.id] = std::move(copy);

@@ -18,8 +18,6 @@
 
 namespace hark::core::internal {
 
-class Partition;
-
 // One partition as every shard sees it: its key, its commit point (where polls park), and the
 // figures its owner publishes after each append for get_stream/get_topic on any shard.
 // Shared (Ref) by every catalog version that lists it, so it outlives the last shard that could
@@ -39,8 +37,6 @@ class PartitionCell final : public CommitPoint, public RefCounted {
   std::atomic<uint64_t> size_bytes{0};
   std::atomic<uint64_t> messages_count{0};
   std::atomic<uint32_t> segments_count{0};
-  // The owner's partition; read and written on the owner shard only.
-  Partition* local = nullptr;
 };
 
 // A consumer group: its members (clients, in join order) and the partitions each is assigned.
@@ -152,6 +148,9 @@ class CatalogEdit {
   TopicEntry& writable_topic(StreamEntry& stream, const TopicEntry& topic);
   GroupEntry& writable_group(TopicEntry& topic, const GroupEntry& group);
   void reassign_groups(TopicEntry& topic);
+  // True if `stream` is this edit's own copy (writable_stream), which alone may change: the
+  // entries it replaces are shared with the catalog versions other shards still read.
+  bool writable(const StreamEntry& stream) const;
   Ref<PartitionCell> make_cell(const StreamEntry& stream, const TopicEntry& topic,
                                uint32_t partition, UnixMicros created_at);
 

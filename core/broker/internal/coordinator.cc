@@ -7,6 +7,7 @@
 
 #include "core/base/log.h"
 #include "core/broker/internal/broker_shard.h"
+#include "core/broker/internal/flow.h"
 #include "core/broker/internal/journal.h"
 
 namespace hark::core::internal {
@@ -28,6 +29,8 @@ Coordinator::Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, Metadat
       log_(log),
       catalog_(std::move(catalog)),
       tasks_(shard.broker().shards_count()) {
+  HARK_ASSERT(shard.id() == ShardId(0));  // The catalog's owner.
+  HARK_ASSERT(!tasks_.empty());
   for (uint32_t i = 0; i < tasks_.size(); i++) {
     tasks_[i].coordinator = this;
     tasks_[i].target = ShardId(i);
@@ -37,11 +40,14 @@ Coordinator::Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, Metadat
 Coordinator::~Coordinator() = default;
 
 void Coordinator::enqueue(MetadataCommand& command) {
+  shard_.expect_on(ShardId(0));
+  HARK_ASSERT(&command != current_);
   queue_.push_back(&command);
   if (current_ == nullptr) start_next();
 }
 
 void Coordinator::start_next() {
+  shard_.expect_on(ShardId(0));
   while (current_ == nullptr && !queue_.empty()) {
     MetadataCommand& command = *queue_.front();
     queue_.pop_front();
@@ -49,7 +55,7 @@ void Coordinator::start_next() {
     Status status = command.apply(edit);
     if (status.ok() && !edit.created.empty()) status = check_partitions_max(edit.catalog());
     if (!status.ok()) {
-      command.finish(shard_, status);
+      Flow::finish(command, shard_, status);
       continue;
     }
     current_ = &command;
@@ -80,17 +86,21 @@ Status Coordinator::check_partitions_max(const Catalog& next) const {
 }
 
 void Coordinator::persisted(Status status) {
+  shard_.expect_on(ShardId(0));
+  HARK_ASSERT(current_ != nullptr);
   if (status.ok()) {
     begin_round(Round::apply);
     return;
   }
   change_ = Change{};
   MetadataCommand& command = *std::exchange(current_, nullptr);
-  command.finish(shard_, status);
+  Flow::finish(command, shard_, status);
   start_next();
 }
 
 void Coordinator::begin_round(Round round) {
+  shard_.expect_on(ShardId(0));
+  HARK_ASSERT(current_ != nullptr);
   round_ = round;
   returned_ = 0;
   for (RoundTask& task : tasks_) {
@@ -106,6 +116,7 @@ void Coordinator::RoundTask::run() {
     return;
   }
   BrokerShard& here = *BrokerShard::current();
+  here.expect_on(target);
   if (coordinator->round_ == Round::apply) {
     result = here.apply(coordinator->change_);
   } else {
@@ -116,6 +127,9 @@ void Coordinator::RoundTask::run() {
 }
 
 void Coordinator::round_done(RoundTask& task) {
+  shard_.expect_on(ShardId(0));
+  HARK_ASSERT(task.returning);
+  HARK_ASSERT(returned_ < tasks_.size());
   if (!task.result.ok() && failure_.ok()) failure_ = task.result;
   if (++returned_ < tasks_.size()) return;
   if (round_ == Round::apply && !failure_.ok() && !undoing_) {
@@ -137,6 +151,8 @@ void Coordinator::round_done(RoundTask& task) {
 }
 
 void Coordinator::journal_undo() {
+  shard_.expect_on(ShardId(0));
+  HARK_ASSERT(undoing_);
   // The change's record is already durable: append its opposite, so a restart does not bring
   // back what was undone (and a retry, which reuses the ids, replays cleanly).
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> created;  // (stream, topic) -> partitions
@@ -162,15 +178,18 @@ void Coordinator::journal_undo() {
 }
 
 void Coordinator::complete() {
+  shard_.expect_on(ShardId(0));
+  HARK_ASSERT(current_ != nullptr);
   if (!undoing_) catalog_ = change_.catalog;
   remove_orphan_directories();
   change_ = Change{};
   MetadataCommand& command = *std::exchange(current_, nullptr);
-  command.finish(shard_, failure_);
+  Flow::finish(command, shard_, failure_);
   start_next();
 }
 
 void Coordinator::remove_orphan_directories() {
+  shard_.expect_on(ShardId(0));
   // Owners deleted the partitions' files; what is left of a removed topic or stream is its
   // directories. Control plane: a blocking remove on shard 0, once per delete command.
   const std::string& data = shard_.options().data_directory;

@@ -6,9 +6,14 @@ namespace hark::core::internal {
 
 Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
                      std::unique_ptr<storage::PartitionLog> log,
-                     std::unique_ptr<OffsetStore> offsets)
-    : waits_(waits), cell_(std::move(cell)), log_(std::move(log)), offsets_(std::move(offsets)) {
-  cell_->local = this;
+                     std::unique_ptr<OffsetStore> offsets, uint64_t poll_bytes_max)
+    : waits_(waits),
+      cell_(std::move(cell)),
+      log_(std::move(log)),
+      offsets_(std::move(offsets)),
+      poll_bytes_max_(poll_bytes_max) {
+  HARK_ASSERT(log_ != nullptr);
+  HARK_ASSERT(offsets_ != nullptr);
   log_->set_commit_listener(this);
   // A recovered log starts where its data ends; a fresh one at 0.
   cell_->publish(log_->next_offset().value());
@@ -18,7 +23,9 @@ Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
 
 Partition::~Partition() {
   log_->set_commit_listener(nullptr);
-  cell_->local = nullptr;
+  // Released points have no hook any more; one never adopted or not released must not keep
+  // a dangling one.
+  if (cell_->win_hook() == this) cell_->set_win_hook(nullptr);
 }
 
 Result<storage::AppendResult> Partition::append(std::span<const std::byte> messages,
@@ -28,12 +35,22 @@ Result<storage::AppendResult> Partition::append(std::span<const std::byte> messa
   return appended;
 }
 
+void Partition::on_won(Registration& registration) {
+  HARK_ASSERT(&registration.point() == cell_.get());
+  HARK_ASSERT(registration.read_count() > 0);
+  // Just committed, so normally still in memory; if not, the home evaluates the poll again.
+  std::optional<storage::ReadView> view =
+      log_->read_memory(registration.want(), registration.read_count(), poll_bytes_max_);
+  if (view.has_value()) registration.attach(std::move(*view));
+}
+
 void Partition::commit_advanced(Offset next_offset) {
   waits_.publish(*cell_, next_offset.value());
   publish_figures();
 }
 
 Status Partition::purge(WaitShard& waits) {
+  HARK_ASSERT(&waits == &waits_);  // The owner's, which the cell was adopted by.
   HARK_TRY(log_->purge());
   offsets_->clear();
   waits.reset(*cell_, log_->next_offset().value());
@@ -56,6 +73,7 @@ Result<uint32_t> Partition::delete_segments(uint32_t count) {
 Result<Offset> Partition::start_for(PollFrom from, uint64_t value, uint32_t count,
                                     const ConsumerRef& consumer) const {
   const Offset next = log_->next_offset();
+  HARK_ASSERT(next.value() >= log_->first_offset().value());  // `last` subtracts them.
   switch (from) {
     case PollFrom::offset: return Offset(value);
     case PollFrom::timestamp: return log_->offset_for_timestamp(value);
@@ -80,6 +98,7 @@ Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset, Off
   if (log_->empty() && log_->next_offset().value() == 0) return Error::invalid_offset;
   if (offset >= log_->next_offset().value()) return Error::invalid_offset;
   offsets_->set(consumer, offset, done);
+  HARK_ASSERT(offsets_->get(consumer) == offset);  // Seen at once, written later.
   return ok_status();
 }
 

@@ -16,13 +16,14 @@ namespace hark::core::internal {
 
 // A partition on its owner shard: the log, the stored consumer offsets, and the commit point
 // it publishes to (its PartitionCell): every commit advance of the log (when a write, or under
-// `always` an fdatasync, completes; at append under `memory`) is published to `waits`. Used on the
-// owner shard only.
-class Partition final : private storage::CommitListener {
+// `always` an fdatasync, completes; at append under `memory`) is published to `waits`. It is its
+// cell's WinHook: a woken poll gets the committed messages from here, up to `poll_bytes_max`.
+// Used on the owner shard only.
+class Partition final : private storage::CommitListener, public WinHook {
  public:
   // `waits` (the owner shard's) must outlive the partition.
   Partition(WaitShard& waits, Ref<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
-            std::unique_ptr<OffsetStore> offsets);
+            std::unique_ptr<OffsetStore> offsets, uint64_t poll_bytes_max);
   ~Partition();
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
@@ -57,11 +58,13 @@ class Partition final : private storage::CommitListener {
  private:
   void publish_figures();
   void commit_advanced(Offset next_offset) override;
+  void on_won(Registration& registration) override;
 
   WaitShard& waits_;
   Ref<PartitionCell> cell_;
   std::unique_ptr<storage::PartitionLog> log_;
   std::unique_ptr<OffsetStore> offsets_;
+  const uint64_t poll_bytes_max_;
 };
 
 }  // namespace hark::core::internal
