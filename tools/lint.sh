@@ -60,7 +60,7 @@ check_layering() {
       if [[ $included == */internal/* && ${included%%/internal/*} != "${file%%/*}"* ]]; then
         echo "$file includes another module's internals: $included"; status=1
       fi
-    done < <(grep -oE '^#include "[^"]+"' "$file" | sed -E 's/#include "(.*)"/\1/')
+    done < <(grep -oE '^#include "[^"]+"' "$file" | sed -E 's/#include "(hark\/)?(.*)"/\2/')
   done < <(sources "${product_dirs[@]}" tools)
   return $status
 }
@@ -94,8 +94,12 @@ check_cites() {
 }
 
 check_headers() {
-  local flags failures
-  flags="-std=c++20 -fsyntax-only -Wall -Wextra -Werror -I. $(pkg-config --cflags liburing libxxhash)"
+  local flags failures includes
+  # Includes are written "hark/core/...": the root is found as hark/, as the build does.
+  includes=$(mktemp -d)
+  trap 'rm -rf "$includes"' RETURN
+  ln -s "$PWD" "$includes/hark"
+  flags="-std=c++20 -fsyntax-only -Wall -Wextra -Werror -I$includes $(pkg-config --cflags liburing libxxhash)"
   failures=$(sources "${product_dirs[@]}" | grep -E '\.h$' |
     xargs -r -P "$jobs" -I{} sh -c \
       "echo '#include \"{}\"' | g++ $flags -x c++ - >/dev/null 2>&1 || echo {}")

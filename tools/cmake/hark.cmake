@@ -1,8 +1,14 @@
 # Target helpers: every module, binary and test is declared with one of these, so flags,
 # include paths, labels and the allocator are set in one place.
 
-# Includes are written from the repository root ("core/base/result.h").
+# Includes are written as an installed program writes them: "hark/core/base/result.h", the
+# repository root being hark/. The build finds them through build/<preset>/include/hark, a link
+# to the root; an install puts the headers in <prefix>/include/hark (hark_install.cmake).
 set(HARK_ROOT "${CMAKE_CURRENT_SOURCE_DIR}")
+set(HARK_INCLUDE_DIR "${CMAKE_BINARY_DIR}/include")
+file(MAKE_DIRECTORY ${HARK_INCLUDE_DIR})
+file(CREATE_LINK ${HARK_ROOT} ${HARK_INCLUDE_DIR}/hark SYMBOLIC)
+include(GNUInstallDirs)
 
 set(HARK_WARNINGS -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wimplicit-fallthrough -Werror
     # Options structs are built with designated initializers that rely on member defaults.
@@ -28,16 +34,22 @@ if(HARK_FUZZ)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# hark_library(NAME x SRCS ... DEPS ... [CONVERSION]) -> target hark_x, alias hark::x.
+# hark_library(NAME x SRCS ... DEPS ... [CONVERSION] [INSTALL]) -> target hark_x, alias hark::x.
+#   INSTALL: `cmake --install` puts the library and the headers of its folder in the package
+#   that find_package(hark) and hark.pc describe (tools/cmake/hark_install.cmake).
 function(hark_library)
-  cmake_parse_arguments(ARG "CONVERSION" "NAME" "SRCS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "CONVERSION;INSTALL" "NAME" "SRCS;DEPS" ${ARGN})
   add_library(hark_${ARG_NAME} STATIC ${ARG_SRCS})
   add_library(hark::${ARG_NAME} ALIAS hark_${ARG_NAME})
-  target_include_directories(hark_${ARG_NAME} PUBLIC ${HARK_ROOT})
+  target_include_directories(hark_${ARG_NAME} PUBLIC $<BUILD_INTERFACE:${HARK_INCLUDE_DIR}>
+                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(hark_${ARG_NAME} PUBLIC ${ARG_DEPS})
   target_compile_options(hark_${ARG_NAME} PRIVATE ${HARK_WARNINGS})
   if(ARG_CONVERSION)
     target_compile_options(hark_${ARG_NAME} PRIVATE ${HARK_CONVERSION_WARNINGS})
+  endif()
+  if(ARG_INSTALL)
+    hark_install_library(${ARG_NAME})
   endif()
 endfunction()
 
