@@ -9,6 +9,6 @@
 #define HARK_VERSION_STRING "0.1.0"
 
 // True if the hark being compiled against is at least major.minor.patch.
-#define HARK_VERSION_AT_LEAST(major, minor, patch)                                         \
-  ((HARK_VERSION_MAJOR << 16 | HARK_VERSION_MINOR << 8 | HARK_VERSION_PATCH) >=            \
+#define HARK_VERSION_AT_LEAST(major, minor, patch)                              \
+  ((HARK_VERSION_MAJOR << 16 | HARK_VERSION_MINOR << 8 | HARK_VERSION_PATCH) >= \
    ((major) << 16 | (minor) << 8 | (patch)))
