@@ -40,24 +40,17 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: hark-bench SCENARIO|all [--smoke] [--json-dir DIR] [--harkd PATH]\n"
                "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
-<<<<<<< HEAD
                "                  [--durability write|interval|always|memory]\n"
-=======
-               "                  [--durability never|interval|always]\n"
                "                  [--clients threads|processes] [--placements LIST]\n"
->>>>>>> clients
                "       hark-bench plot --json-dir DIR [--out DIR]\n"
                "Loopback only. Spawns its own harkd (default: the one next to hark-bench) on a\n"
                "free port with a temporary data directory, or measures --address (then without\n"
                "server CPU or RSS figures). --shards: the spawned harkd's (default 2); --gap-us:\n"
                "the idle time before each message in wake and peers (default 1000);\n"
-<<<<<<< HEAD
                "--durability: the spawned harkd's (default write, harkd's default).\n"
-=======
-               "--durability: the spawned harkd's (default never). --clients processes: wake\n"
-               "and peers with producer and consumer in two processes of blocking sockets, in\n"
-               "each of --placements unpinned,one-cpu,split (default all three).\n"
->>>>>>> clients
+               "--clients processes: wake and peers with producer and consumer in two processes\n"
+               "of blocking sockets, in each of --placements unpinned,one-cpu,split (default all\n"
+               "three).\n"
                "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
                "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);
