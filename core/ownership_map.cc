@@ -1,11 +1,11 @@
-#include "core/ownership_map.h"
+#include "hark/core/ownership_map.h"
 
 #include <xxhash.h>
 
 #include <array>
 #include <cstring>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::core {
 

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "core/base/units.h"
-#include "core/partition_key.h"
+#include "hark/core/base/units.h"
+#include "hark/core/partition_key.h"
 
 namespace hark::core {
 

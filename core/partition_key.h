@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "core/base/units.h"
+#include "hark/core/base/units.h"
 
 namespace hark::core {
 

@@ -1,11 +1,11 @@
-#include "io/buffer_ring.h"
+#include "hark/io/buffer_ring.h"
 
 #include <string.h>
 
 #include <sys/mman.h>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
 
 namespace hark::io {
 namespace {

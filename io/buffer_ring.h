@@ -4,8 +4,8 @@
 #include <memory>
 #include <span>
 
-#include "core/base/result.h"
-#include "io/ring.h"
+#include "hark/core/base/result.h"
+#include "hark/io/ring.h"
 
 namespace hark::io {
 

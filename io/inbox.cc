@@ -1,4 +1,4 @@
-#include "io/inbox.h"
+#include "hark/io/inbox.h"
 
 namespace hark::io {
 

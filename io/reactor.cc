@@ -1,9 +1,9 @@
-#include "io/reactor.h"
+#include "hark/io/reactor.h"
 
 #include <string.h>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
 
 namespace hark::io {
 

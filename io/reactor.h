@@ -4,13 +4,13 @@
 #include <memory>
 #include <vector>
 
-#include "core/base/clock.h"
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "io/inbox.h"
-#include "io/ring.h"
-#include "io/sleep_gate.h"
-#include "io/timer_wheel.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/io/inbox.h"
+#include "hark/io/ring.h"
+#include "hark/io/sleep_gate.h"
+#include "hark/io/timer_wheel.h"
 
 namespace hark::io {
 

@@ -1,10 +1,10 @@
-#include "io/ring.h"
+#include "hark/io/ring.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
 
 namespace hark::io {
 namespace {

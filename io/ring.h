@@ -11,9 +11,9 @@
 
 #include <sys/socket.h>
 
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "io/completion.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/io/completion.h"
 
 namespace hark::io {
 

@@ -1,8 +1,8 @@
-#include "io/sender.h"
+#include "hark/io/sender.h"
 
 #include <errno.h>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::io {
 

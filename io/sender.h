@@ -7,10 +7,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "io/completion.h"
-#include "io/ring.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/io/completion.h"
+#include "hark/io/ring.h"
 
 namespace hark::io {
 

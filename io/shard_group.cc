@@ -1,12 +1,12 @@
-#include "io/shard_group.h"
+#include "hark/io/shard_group.h"
 
 #include <pthread.h>
 #include <time.h>
 
 #include <string>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
 
 namespace hark::io {
 namespace {

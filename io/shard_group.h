@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/result.h"
-#include "io/reactor.h"
+#include "hark/core/base/result.h"
+#include "hark/io/reactor.h"
 
 namespace hark::io {
 

@@ -1,4 +1,4 @@
-#include "io/sleep_gate.h"
+#include "hark/io/sleep_gate.h"
 
 #include <errno.h>
 #include <string.h>
@@ -6,8 +6,8 @@
 
 #include <sys/eventfd.h>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
 
 namespace hark::io {
 

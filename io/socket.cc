@@ -1,4 +1,4 @@
-#include "io/socket.h"
+#include "hark/io/socket.h"
 
 #include <errno.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
 
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 namespace hark::io {
 

@@ -7,7 +7,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "core/base/result.h"
+#include "hark/core/base/result.h"
 
 namespace hark::io {
 

@@ -1,8 +1,8 @@
-#include "io/timer_wheel.h"
+#include "hark/io/timer_wheel.h"
 
 #include <bit>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::io {
 

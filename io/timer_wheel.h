@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/base/intrusive_list.h"
-#include "core/base/units.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/units.h"
 
 namespace hark::io {
 

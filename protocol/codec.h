@@ -5,10 +5,10 @@
 #include <span>
 #include <utility>
 
-#include "core/base/result.h"
-#include "protocol/command.h"
-#include "protocol/reader.h"
-#include "protocol/writer.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/command.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol {
 

@@ -1,4 +1,4 @@
-#include "protocol/command.h"
+#include "hark/protocol/command.h"
 
 #include <algorithm>
 #include <array>

@@ -1,10 +1,10 @@
-#include "protocol/framing.h"
+#include "hark/protocol/framing.h"
 
 #include <cstring>
 
-#include "core/base/assert.h"
-#include "protocol/command.h"
-#include "protocol/reader.h"
+#include "hark/core/base/assert.h"
+#include "hark/protocol/command.h"
+#include "hark/protocol/reader.h"
 
 namespace hark::protocol {
 namespace {

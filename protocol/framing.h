@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <span>
 
-#include "core/base/error.h"
-#include "protocol/writer.h"
+#include "hark/core/base/error.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol {
 

@@ -1,6 +1,6 @@
-#include "protocol/group_requests.h"
+#include "hark/protocol/group_requests.h"
 
-#include "protocol/primitives.h"
+#include "hark/protocol/primitives.h"
 
 namespace hark::protocol {
 namespace {

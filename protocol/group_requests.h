@@ -2,11 +2,11 @@
 
 #include <string>
 
-#include "core/base/result.h"
-#include "protocol/command.h"
-#include "protocol/identifier.h"
-#include "protocol/reader.h"
-#include "protocol/writer.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/command.h"
+#include "hark/protocol/identifier.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol {
 

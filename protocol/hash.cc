@@ -1,8 +1,8 @@
-#include "protocol/hash.h"
+#include "hark/protocol/hash.h"
 
 #include <xxhash.h>
 
-#include "protocol/reader.h"
+#include "hark/protocol/reader.h"
 
 namespace hark::protocol {
 namespace {

@@ -1,9 +1,9 @@
-#include "protocol/identifier.h"
+#include "hark/protocol/identifier.h"
 
 #include <algorithm>
 #include <string>
 
-#include "protocol/primitives.h"
+#include "hark/protocol/primitives.h"
 
 namespace hark::protocol {
 namespace {

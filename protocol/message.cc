@@ -1,10 +1,10 @@
-#include "protocol/message.h"
+#include "hark/protocol/message.h"
 
 #include <cstring>
 
-#include "core/base/assert.h"
-#include "protocol/hash.h"
-#include "protocol/reader.h"
+#include "hark/core/base/assert.h"
+#include "hark/protocol/hash.h"
+#include "hark/protocol/reader.h"
 
 namespace hark::protocol {
 namespace {

@@ -6,9 +6,9 @@
 #include <iterator>
 #include <span>
 
-#include "core/base/message_layout.h"
-#include "core/base/result.h"
-#include "protocol/writer.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol {
 

@@ -1,4 +1,4 @@
-#include "protocol/message_requests.h"
+#include "hark/protocol/message_requests.h"
 
 namespace hark::protocol {
 namespace {

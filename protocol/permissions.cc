@@ -1,6 +1,6 @@
-#include "protocol/permissions.h"
+#include "hark/protocol/permissions.h"
 
-#include "protocol/primitives.h"
+#include "hark/protocol/primitives.h"
 
 namespace hark::protocol {
 namespace {

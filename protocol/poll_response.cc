@@ -1,9 +1,9 @@
-#include "protocol/poll_response.h"
+#include "hark/protocol/poll_response.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::protocol {
 

@@ -4,11 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/base/result.h"
-#include "protocol/framing.h"
-#include "protocol/message.h"
-#include "protocol/reader.h"
-#include "protocol/writer.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/message.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol {
 

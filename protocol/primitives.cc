@@ -1,4 +1,4 @@
-#include "protocol/primitives.h"
+#include "hark/protocol/primitives.h"
 
 namespace hark::protocol {
 namespace {

@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/result.h"
-#include "protocol/identifier.h"
-#include "protocol/reader.h"
-#include "protocol/writer.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/identifier.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol {
 

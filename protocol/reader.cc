@@ -1,9 +1,9 @@
-#include "protocol/reader.h"
+#include "hark/protocol/reader.h"
 
 #include <bit>
 #include <cstring>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::protocol {
 namespace {

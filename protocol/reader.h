@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "core/base/result.h"
+#include "hark/core/base/result.h"
 
 namespace hark::protocol {
 

@@ -1,9 +1,9 @@
-#include "protocol/request.h"
+#include "hark/protocol/request.h"
 
 #include <array>
 #include <utility>
 
-#include "protocol/codec.h"
+#include "hark/protocol/codec.h"
 
 namespace hark::protocol {
 namespace {

@@ -4,14 +4,14 @@
 #include <span>
 #include <variant>
 
-#include "core/base/result.h"
-#include "protocol/group_requests.h"
-#include "protocol/message_requests.h"
-#include "protocol/partition_requests.h"
-#include "protocol/send_messages.h"
-#include "protocol/stream_requests.h"
-#include "protocol/system_requests.h"
-#include "protocol/user_requests.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/group_requests.h"
+#include "hark/protocol/message_requests.h"
+#include "hark/protocol/partition_requests.h"
+#include "hark/protocol/send_messages.h"
+#include "hark/protocol/stream_requests.h"
+#include "hark/protocol/system_requests.h"
+#include "hark/protocol/user_requests.h"
 
 namespace hark::protocol {
 

@@ -1,9 +1,9 @@
-#include "protocol/send_messages.h"
+#include "hark/protocol/send_messages.h"
 
 #include <algorithm>
 
-#include "protocol/framing.h"
-#include "protocol/primitives.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/primitives.h"
 
 namespace hark::protocol {
 namespace {

@@ -1,6 +1,6 @@
-#include "protocol/stream_requests.h"
+#include "hark/protocol/stream_requests.h"
 
-#include "protocol/primitives.h"
+#include "hark/protocol/primitives.h"
 
 namespace hark::protocol {
 namespace {

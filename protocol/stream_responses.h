@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "core/base/result.h"
-#include "protocol/reader.h"
-#include "protocol/writer.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol {
 

@@ -1,4 +1,4 @@
-#include "protocol/system_requests.h"
+#include "hark/protocol/system_requests.h"
 
 namespace hark::protocol {
 

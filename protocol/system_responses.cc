@@ -1,7 +1,7 @@
-#include "protocol/system_responses.h"
+#include "hark/protocol/system_responses.h"
 
-#include "protocol/primitives.h"
-#include "protocol/response_lists.h"
+#include "hark/protocol/primitives.h"
+#include "hark/protocol/response_lists.h"
 
 namespace hark::protocol {
 namespace {

@@ -1,6 +1,6 @@
-#include "protocol/user_requests.h"
+#include "hark/protocol/user_requests.h"
 
-#include "protocol/primitives.h"
+#include "hark/protocol/primitives.h"
 
 namespace hark::protocol {
 void encode(const GetUserRequest& request, Writer& writer) {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "core/base/result.h"
-#include "protocol/permissions.h"
-#include "protocol/reader.h"
-#include "protocol/writer.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/permissions.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol {
 

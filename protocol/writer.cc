@@ -1,8 +1,8 @@
-#include "protocol/writer.h"
+#include "hark/protocol/writer.h"
 
 #include <cstring>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::protocol {
 namespace {

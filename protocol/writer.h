@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/result.h"
+#include "hark/core/base/result.h"
 
 namespace hark::protocol {
 

@@ -1,8 +1,8 @@
-#include "server/admission.h"
+#include "hark/server/admission.h"
 
 #include <absl/strings/str_format.h>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::server {
 

@@ -1,9 +1,9 @@
-#include "server/auth_pool.h"
+#include "hark/server/auth_pool.h"
 
 #include <string>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
 
 namespace hark::server {
 

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "io/reactor.h"
+#include "hark/io/reactor.h"
 
 namespace hark::server {
 

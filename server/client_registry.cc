@@ -1,4 +1,4 @@
-#include "server/client_registry.h"
+#include "hark/server/client_registry.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "server/cluster_peer.h"
+#include "hark/server/cluster_peer.h"
 
 #include <array>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "server/config.h"
+#include "hark/server/config.h"
 
 #include <algorithm>
 #include <charconv>
@@ -16,7 +16,7 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
-#include "io/socket.h"
+#include "hark/io/socket.h"
 
 namespace hark::server {
 namespace {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/units.h"
-#include "server/options.h"
+#include "hark/core/base/units.h"
+#include "hark/server/options.h"
 
 namespace hark::server {
 

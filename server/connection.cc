@@ -1,4 +1,4 @@
-#include "server/connection.h"
+#include "hark/server/connection.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <utility>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
-#include "io/buffer_ring.h"
-#include "io/socket.h"
-#include "protocol/command.h"
-#include "server/login_throttle.h"
-#include "server/shard_server.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/io/buffer_ring.h"
+#include "hark/io/socket.h"
+#include "hark/protocol/command.h"
+#include "hark/server/login_throttle.h"
+#include "hark/server/shard_server.h"
 
 namespace hark::server {
 namespace {

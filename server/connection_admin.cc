@@ -4,15 +4,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
-#include "protocol/codec.h"
-#include "protocol/group_responses.h"
-#include "protocol/system_responses.h"
-#include "server/connection.h"
-#include "server/dispatch.h"
-#include "server/process_stats.h"
-#include "server/shard_server.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/group_responses.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/server/connection.h"
+#include "hark/server/dispatch.h"
+#include "hark/server/process_stats.h"
+#include "hark/server/shard_server.h"
 
 namespace hark::server {
 

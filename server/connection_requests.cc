@@ -4,13 +4,13 @@
 #include <type_traits>
 #include <variant>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
-#include "protocol/codec.h"
-#include "protocol/system_responses.h"
-#include "server/connection.h"
-#include "server/dispatch.h"
-#include "server/shard_server.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/server/connection.h"
+#include "hark/server/dispatch.h"
+#include "hark/server/shard_server.h"
 
 namespace hark::server {
 

@@ -5,16 +5,16 @@
 #include <optional>
 #include <variant>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
-#include "protocol/system_responses.h"
-#include "protocol/user_responses.h"
-#include "server/config.h"
-#include "server/connection.h"
-#include "server/dispatch.h"
-#include "server/login_throttle.h"
-#include "server/permissioner.h"
-#include "server/shard_server.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/protocol/user_responses.h"
+#include "hark/server/config.h"
+#include "hark/server/connection.h"
+#include "hark/server/dispatch.h"
+#include "hark/server/login_throttle.h"
+#include "hark/server/permissioner.h"
+#include "hark/server/shard_server.h"
 
 namespace hark::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/dispatch.h"
+#include "hark/server/dispatch.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
-#include "protocol/hash.h"
+#include "hark/protocol/hash.h"
 
 namespace hark::server {
 namespace {

@@ -3,18 +3,18 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/base/result.h"
-#include "core/broker/operations.h"
-#include "protocol/group_responses.h"
-#include "protocol/message_requests.h"
-#include "protocol/poll_response.h"
-#include "protocol/send_messages.h"
-#include "protocol/stream_requests.h"
-#include "protocol/stream_responses.h"
-#include "protocol/system_responses.h"
-#include "protocol/user_requests.h"
-#include "server/client_registry.h"
-#include "server/options.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/operations.h"
+#include "hark/protocol/group_responses.h"
+#include "hark/protocol/message_requests.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/protocol/send_messages.h"
+#include "hark/protocol/stream_requests.h"
+#include "hark/protocol/stream_responses.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/protocol/user_requests.h"
+#include "hark/server/client_registry.h"
+#include "hark/server/options.h"
 
 namespace hark::server {
 

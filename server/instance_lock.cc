@@ -1,4 +1,4 @@
-#include "server/instance_lock.h"
+#include "hark/server/instance_lock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "core/base/assert.h"
-#include "storage/disk.h"
+#include "hark/core/base/assert.h"
+#include "hark/storage/disk.h"
 
 namespace hark::server {
 namespace {

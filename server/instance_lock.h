@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/base/result.h"
+#include "hark/core/base/result.h"
 
 namespace hark::server {
 

@@ -1,9 +1,9 @@
-#include "server/login_throttle.h"
+#include "hark/server/login_throttle.h"
 
 #include <algorithm>
 #include <functional>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::server {
 namespace {

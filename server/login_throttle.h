@@ -9,7 +9,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
-#include "core/base/units.h"
+#include "hark/core/base/units.h"
 
 namespace hark::server {
 

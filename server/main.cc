@@ -24,18 +24,18 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 
-#include "core/base/assert.h"
-#include "core/base/clock.h"
-#include "core/base/log.h"
-#include "core/broker/blocking.h"
-#include "core/broker/broker.h"
-#include "io/socket.h"
-#include "server/config.h"
-#include "server/instance_lock.h"
-#include "server/options.h"
-#include "server/server.h"
-#include "server/user_store.h"
-#include "storage/disk.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/log.h"
+#include "hark/core/broker/blocking.h"
+#include "hark/core/broker/broker.h"
+#include "hark/io/socket.h"
+#include "hark/server/config.h"
+#include "hark/server/instance_lock.h"
+#include "hark/server/options.h"
+#include "hark/server/server.h"
+#include "hark/server/user_store.h"
+#include "hark/storage/disk.h"
 
 namespace hark::server {
 namespace {

@@ -1,11 +1,11 @@
-#include "server/migration.h"
+#include "hark/server/migration.h"
 
 #include <unistd.h>
 
 #include <memory>
 
-#include "core/base/assert.h"
-#include "server/shard_server.h"
+#include "hark/core/base/assert.h"
+#include "hark/server/shard_server.h"
 
 namespace hark::server {
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/base/units.h"
-#include "io/reactor.h"
-#include "server/connection.h"
+#include "hark/core/base/units.h"
+#include "hark/io/reactor.h"
+#include "hark/server/connection.h"
 
 namespace hark::server {
 

@@ -1,4 +1,4 @@
-#include "server/options.h"
+#include "hark/server/options.h"
 
 #include <algorithm>
 

@@ -6,12 +6,12 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/log.h"
-#include "core/base/units.h"
-#include "core/broker/broker.h"
-#include "protocol/framing.h"
-#include "server/cluster_peer.h"
-#include "storage/log_options.h"
+#include "hark/core/base/log.h"
+#include "hark/core/base/units.h"
+#include "hark/core/broker/broker.h"
+#include "hark/protocol/framing.h"
+#include "hark/server/cluster_peer.h"
+#include "hark/storage/log_options.h"
 
 namespace hark::server {
 

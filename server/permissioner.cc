@@ -1,8 +1,8 @@
-#include "server/permissioner.h"
+#include "hark/server/permissioner.h"
 
 #include <algorithm>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::server {
 namespace {

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/base/result.h"
-#include "protocol/command.h"
-#include "protocol/permissions.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/command.h"
+#include "hark/protocol/permissions.h"
 
 namespace hark::server {
 

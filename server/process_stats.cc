@@ -1,4 +1,4 @@
-#include "server/process_stats.h"
+#include "hark/server/process_stats.h"
 
 #include <stdio.h>
 #include <unistd.h>

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "core/base/units.h"
-#include "core/broker/stats.h"
-#include "protocol/system_responses.h"
+#include "hark/core/base/units.h"
+#include "hark/core/broker/stats.h"
+#include "hark/protocol/system_responses.h"
 
 namespace hark::server {
 

@@ -1,6 +1,6 @@
-#include "server/request_buffer.h"
+#include "hark/server/request_buffer.h"
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::server {
 namespace {

@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <span>
 
-#include "protocol/framing.h"
-#include "protocol/writer.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::server {
 

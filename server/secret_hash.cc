@@ -1,11 +1,11 @@
-#include "server/secret_hash.h"
+#include "hark/server/secret_hash.h"
 
 #include <crypt.h>
 
 #include <algorithm>
 #include <memory>
 
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 namespace hark::server {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/result.h"
+#include "hark/core/base/result.h"
 
 namespace hark::server {
 

@@ -1,4 +1,4 @@
-#include "server/server.h"
+#include "hark/server/server.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -8,9 +8,9 @@
 
 #include <sys/socket.h>
 
-#include "core/base/assert.h"
-#include "core/base/clock.h"
-#include "core/base/log.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/log.h"
 
 namespace hark::server {
 

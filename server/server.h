@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "core/base/result.h"
-#include "core/broker/broker.h"
-#include "io/reactor.h"
-#include "io/socket.h"
-#include "server/options.h"
-#include "server/shard_server.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/broker.h"
+#include "hark/io/reactor.h"
+#include "hark/io/socket.h"
+#include "hark/server/options.h"
+#include "hark/server/shard_server.h"
 
 namespace hark::server {
 

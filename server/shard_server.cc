@@ -1,4 +1,4 @@
-#include "server/shard_server.h"
+#include "hark/server/shard_server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,12 +12,12 @@
 
 #include <sys/socket.h>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
-#include "io/socket.h"
-#include "protocol/framing.h"
-#include "server/config.h"
-#include "server/login_throttle.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/io/socket.h"
+#include "hark/protocol/framing.h"
+#include "hark/server/config.h"
+#include "hark/server/login_throttle.h"
 
 namespace hark::server {
 namespace {

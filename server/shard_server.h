@@ -5,21 +5,21 @@
 #include <memory>
 #include <vector>
 
-#include "core/base/intrusive_list.h"
-#include "core/base/result.h"
-#include "core/broker/broker.h"
-#include "io/buffer_ring.h"
-#include "io/completion.h"
-#include "io/reactor.h"
-#include "io/timer_wheel.h"
-#include "server/admission.h"
-#include "server/auth_pool.h"
-#include "server/client_registry.h"
-#include "server/connection.h"
-#include "server/login_throttle.h"
-#include "server/migration.h"
-#include "server/options.h"
-#include "server/user_store.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/broker.h"
+#include "hark/io/buffer_ring.h"
+#include "hark/io/completion.h"
+#include "hark/io/reactor.h"
+#include "hark/io/timer_wheel.h"
+#include "hark/server/admission.h"
+#include "hark/server/auth_pool.h"
+#include "hark/server/client_registry.h"
+#include "hark/server/connection.h"
+#include "hark/server/login_throttle.h"
+#include "hark/server/migration.h"
+#include "hark/server/options.h"
+#include "hark/server/user_store.h"
 
 namespace hark::server {
 

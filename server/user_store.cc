@@ -1,4 +1,4 @@
-#include "server/user_store.h"
+#include "hark/server/user_store.h"
 
 #include <algorithm>
 #include <array>
@@ -6,12 +6,12 @@
 
 #include <sys/random.h>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
-#include "protocol/reader.h"
-#include "protocol/writer.h"
-#include "server/permissioner.h"
-#include "server/secret_hash.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/writer.h"
+#include "hark/server/permissioner.h"
+#include "hark/server/secret_hash.h"
 
 namespace hark::server {
 namespace {

@@ -10,12 +10,12 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/ref.h"
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "protocol/identifier.h"
-#include "protocol/permissions.h"
-#include "storage/record_file.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/protocol/identifier.h"
+#include "hark/protocol/permissions.h"
+#include "hark/storage/record_file.h"
 
 namespace hark::server {
 

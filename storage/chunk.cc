@@ -1,4 +1,4 @@
-#include "storage/chunk.h"
+#include "hark/storage/chunk.h"
 
 #include <new>
 

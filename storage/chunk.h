@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::storage {
 

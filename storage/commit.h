@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/base/intrusive_list.h"
-#include "core/base/result.h"
-#include "core/base/units.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
 
 namespace hark::storage {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/base/result.h"
-#include "io/completion.h"
+#include "hark/core/base/result.h"
+#include "hark/io/completion.h"
 
 namespace hark::storage {
 

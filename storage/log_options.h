@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/base/units.h"
+#include "hark/core/base/units.h"
 
 namespace hark::storage {
 

@@ -1,10 +1,10 @@
-#include "storage/message_format.h"
+#include "hark/storage/message_format.h"
 
 #include <xxhash.h>
 
 #include <sys/random.h>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::storage {
 

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <span>
 
-#include "core/base/message_layout.h"
-#include "core/base/result.h"
-#include "core/base/units.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
 
 namespace hark::storage {
 

@@ -1,11 +1,11 @@
 // PartitionLog's data plane: append, read, lookups. Opening and recovery are in
 // partition_log_open.cc; rolls, retention and purge in partition_log_segments.cc.
-#include "storage/partition_log.h"
+#include "hark/storage/partition_log.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "core/base/message_layout.h"
+#include "hark/core/base/message_layout.h"
 
 namespace hark::storage {
 

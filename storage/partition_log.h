@@ -6,20 +6,20 @@
 #include <span>
 #include <vector>
 
-#include "core/base/clock.h"
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "io/reactor.h"
-#include "io/timer_wheel.h"
-#include "storage/commit.h"
-#include "storage/disk.h"
-#include "storage/internal/disk_reader.h"
-#include "storage/internal/log_writer.h"
-#include "storage/internal/segment.h"
-#include "storage/log_options.h"
-#include "storage/message_format.h"
-#include "storage/read_view.h"
-#include "storage/segment_recovery.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/io/reactor.h"
+#include "hark/io/timer_wheel.h"
+#include "hark/storage/commit.h"
+#include "hark/storage/disk.h"
+#include "hark/storage/internal/disk_reader.h"
+#include "hark/storage/internal/log_writer.h"
+#include "hark/storage/internal/segment.h"
+#include "hark/storage/log_options.h"
+#include "hark/storage/message_format.h"
+#include "hark/storage/read_view.h"
+#include "hark/storage/segment_recovery.h"
 
 namespace hark::storage {
 

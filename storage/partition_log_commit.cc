@@ -3,8 +3,8 @@
 // failed write or sync leaves uncommitted.
 #include <algorithm>
 
-#include "core/base/log.h"
-#include "storage/partition_log.h"
+#include "hark/core/base/log.h"
+#include "hark/storage/partition_log.h"
 
 namespace hark::storage {
 

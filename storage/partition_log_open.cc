@@ -4,10 +4,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/base/log.h"
-#include "storage/partition_log.h"
-#include "storage/ring_disk.h"
-#include "storage/segment_recovery.h"
+#include "hark/core/base/log.h"
+#include "hark/storage/partition_log.h"
+#include "hark/storage/ring_disk.h"
+#include "hark/storage/segment_recovery.h"
 
 namespace hark::storage {
 namespace {

@@ -1,8 +1,8 @@
 // PartitionLog's segment management: rolls, retention, delete-segments, purge.
 #include <chrono>
 
-#include "core/base/log.h"
-#include "storage/partition_log.h"
+#include "hark/core/base/log.h"
+#include "hark/storage/partition_log.h"
 
 namespace hark::storage {
 

@@ -1,4 +1,4 @@
-#include "storage/read_view.h"
+#include "hark/storage/read_view.h"
 
 #include <utility>
 

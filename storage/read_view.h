@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <span>
 
-#include "core/base/intrusive_list.h"
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "storage/chunk.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/storage/chunk.h"
 
 namespace hark::storage {
 

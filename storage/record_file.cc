@@ -1,4 +1,4 @@
-#include "storage/record_file.h"
+#include "hark/storage/record_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 
 #include <sys/stat.h>
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
-#include "storage/disk.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/storage/disk.h"
 
 namespace hark::storage {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <absl/functional/function_ref.h>
 
-#include "core/base/result.h"
+#include "hark/core/base/result.h"
 
 namespace hark::storage {
 

@@ -1,4 +1,4 @@
-#include "storage/ring_disk.h"
+#include "hark/storage/ring_disk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 namespace hark::storage {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "io/ring.h"
-#include "storage/disk.h"
+#include "hark/io/ring.h"
+#include "hark/storage/disk.h"
 
 namespace hark::storage {
 

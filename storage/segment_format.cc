@@ -1,8 +1,8 @@
-#include "storage/segment_format.h"
+#include "hark/storage/segment_format.h"
 
 #include <cstdio>
 
-#include "core/base/message_layout.h"
+#include "hark/core/base/message_layout.h"
 
 namespace hark::storage {
 

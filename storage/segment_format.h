@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/units.h"
+#include "hark/core/base/units.h"
 
 namespace hark::storage {
 

@@ -1,10 +1,10 @@
-#include "storage/segment_recovery.h"
+#include "hark/storage/segment_recovery.h"
 
 #include <algorithm>
 
-#include "core/base/log.h"
-#include "core/base/message_layout.h"
-#include "storage/message_format.h"
+#include "hark/core/base/log.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/storage/message_format.h"
 
 namespace hark::storage {
 namespace {

@@ -4,10 +4,10 @@
 #include <span>
 #include <vector>
 
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "storage/log_options.h"
-#include "storage/segment_format.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/storage/log_options.h"
+#include "hark/storage/segment_format.h"
 
 namespace hark::storage {
 

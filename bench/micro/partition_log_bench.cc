@@ -13,10 +13,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "core/base/clock.h"
-#include "core/base/message_layout.h"
-#include "io/reactor.h"
-#include "storage/partition_log.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/io/reactor.h"
+#include "hark/storage/partition_log.h"
 
 namespace {
 

@@ -14,9 +14,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "core/wait/wait_shard.h"
-#include "io/shard_group.h"
-#include "tests/support/counting_allocator.h"
+#include "hark/core/wait/wait_shard.h"
+#include "hark/io/shard_group.h"
+#include "hark/tests/support/counting_allocator.h"
 
 namespace hark::core {
 namespace {

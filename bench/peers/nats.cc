@@ -1,4 +1,4 @@
-#include "bench/peers/nats.h"
+#include "hark/bench/peers/nats.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 
 #include <sys/socket.h>
 
-#include "bench/suite/net.h"
+#include "hark/bench/suite/net.h"
 
 namespace hark::bench {
 namespace {

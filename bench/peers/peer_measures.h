@@ -5,8 +5,8 @@
 
 #include <sys/types.h>
 
-#include "bench/suite/net.h"
-#include "bench/suite/scenarios.h"
+#include "hark/bench/suite/net.h"
+#include "hark/bench/suite/scenarios.h"
 
 namespace hark::bench {
 

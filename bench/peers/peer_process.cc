@@ -1,4 +1,4 @@
-#include "bench/peers/peer_process.h"
+#include "hark/bench/peers/peer_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -19,8 +19,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "bench/suite/children.h"
-#include "bench/suite/net.h"
+#include "hark/bench/suite/children.h"
+#include "hark/bench/suite/net.h"
 
 namespace hark::bench {
 namespace {

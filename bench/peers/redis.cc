@@ -1,4 +1,4 @@
-#include "bench/peers/redis.h"
+#include "hark/bench/peers/redis.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 
 #include <sys/socket.h>
 
-#include "bench/suite/net.h"
+#include "hark/bench/suite/net.h"
 
 namespace hark::bench {
 namespace {

@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <thread>
 
-#include "bench/peers/peer_measures.h"
-#include "bench/peers/redis.h"
-#include "bench/suite/fleet.h"
-#include "bench/suite/process_stats.h"
+#include "hark/bench/peers/peer_measures.h"
+#include "hark/bench/peers/redis.h"
+#include "hark/bench/suite/fleet.h"
+#include "hark/bench/suite/process_stats.h"
 
 namespace hark::bench {
 

@@ -23,12 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "bench/support/latency.h"
-#include "core/base/clock.h"
-#include "core/base/message_layout.h"
-#include "io/reactor.h"
-#include "storage/partition_log.h"
-#include "storage/ring_disk.h"
+#include "hark/bench/support/latency.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/io/reactor.h"
+#include "hark/storage/partition_log.h"
+#include "hark/storage/ring_disk.h"
 
 namespace hark::bench {
 namespace {

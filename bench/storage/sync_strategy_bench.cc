@@ -30,7 +30,7 @@
 
 #include <sys/stat.h>
 
-#include "bench/support/latency.h"
+#include "hark/bench/support/latency.h"
 
 namespace hark::bench {
 namespace {

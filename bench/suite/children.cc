@@ -1,4 +1,4 @@
-#include "bench/suite/children.h"
+#include "hark/bench/suite/children.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "bench/suite/client_processes.h"
+#include "hark/bench/suite/client_processes.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -15,13 +15,13 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "bench/peers/nats.h"
-#include "bench/peers/peer_measures.h"
-#include "bench/peers/peer_process.h"
-#include "bench/suite/children.h"
-#include "bench/suite/echo.h"
-#include "bench/suite/hark_link.h"
-#include "bench/suite/process_stats.h"
+#include "hark/bench/peers/nats.h"
+#include "hark/bench/peers/peer_measures.h"
+#include "hark/bench/peers/peer_process.h"
+#include "hark/bench/suite/children.h"
+#include "hark/bench/suite/echo.h"
+#include "hark/bench/suite/hark_link.h"
+#include "hark/bench/suite/process_stats.h"
 
 namespace hark::bench {
 namespace {

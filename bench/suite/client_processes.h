@@ -8,8 +8,8 @@
 
 #include <sys/types.h>
 
-#include "bench/suite/options.h"
-#include "bench/suite/report.h"
+#include "hark/bench/suite/options.h"
+#include "hark/bench/suite/report.h"
 
 namespace hark::bench {
 

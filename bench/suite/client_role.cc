@@ -1,4 +1,4 @@
-#include "bench/suite/client_role.h"
+#include "hark/bench/suite/client_role.h"
 
 #include <unistd.h>
 
@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "bench/peers/nats.h"
-#include "bench/peers/peer_measures.h"
-#include "bench/peers/redis.h"
-#include "bench/suite/hark_link.h"
-#include "bench/suite/process_stats.h"
+#include "hark/bench/peers/nats.h"
+#include "hark/bench/peers/peer_measures.h"
+#include "hark/bench/peers/redis.h"
+#include "hark/bench/suite/hark_link.h"
+#include "hark/bench/suite/process_stats.h"
 
 namespace hark::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "bench/suite/echo.h"
+#include "hark/bench/suite/echo.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "bench/suite/net.h"
+#include "hark/bench/suite/net.h"
 
 namespace hark::bench {
 

@@ -1,4 +1,4 @@
-#include "bench/suite/fleet.h"
+#include "hark/bench/suite/fleet.h"
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "bench/suite/net.h"
+#include "hark/bench/suite/net.h"
 
 namespace hark::bench {
 

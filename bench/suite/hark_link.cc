@@ -1,14 +1,14 @@
-#include "bench/suite/hark_link.h"
+#include "hark/bench/suite/hark_link.h"
 
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 
-#include "bench/suite/children.h"
-#include "protocol/codec.h"
-#include "protocol/framing.h"
-#include "protocol/user_requests.h"
+#include "hark/bench/suite/children.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/user_requests.h"
 
 namespace hark::bench {
 namespace {

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "bench/suite/fleet.h"
-#include "bench/suite/options.h"
-#include "core/base/result.h"
-#include "protocol/codec.h"
-#include "protocol/message_requests.h"
-#include "protocol/send_messages.h"
-#include "tests/e2e/harkd_process.h"
-#include "tools/client/client.h"
+#include "hark/bench/suite/fleet.h"
+#include "hark/bench/suite/options.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/message_requests.h"
+#include "hark/protocol/send_messages.h"
+#include "hark/tests/e2e/harkd_process.h"
+#include "hark/tools/client/client.h"
 
 namespace hark::bench {
 

@@ -16,11 +16,11 @@
 
 #include <sys/resource.h>
 
-#include "bench/suite/hark_link.h"
-#include "bench/suite/process_stats.h"
-#include "bench/suite/scenarios.h"
-#include "protocol/codec.h"
-#include "protocol/poll_response.h"
+#include "hark/bench/suite/hark_link.h"
+#include "hark/bench/suite/process_stats.h"
+#include "hark/bench/suite/scenarios.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/poll_response.h"
 
 namespace hark::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "bench/suite/json.h"
+#include "hark/bench/suite/json.h"
 
 #include <cstdlib>
 #include <fstream>

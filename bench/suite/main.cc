@@ -11,11 +11,11 @@
 
 #include <sys/resource.h>
 
-#include "bench/suite/children.h"
-#include "bench/suite/client_role.h"
-#include "bench/suite/net.h"
-#include "bench/suite/plot.h"
-#include "bench/suite/scenarios.h"
+#include "hark/bench/suite/children.h"
+#include "hark/bench/suite/client_role.h"
+#include "hark/bench/suite/net.h"
+#include "hark/bench/suite/plot.h"
+#include "hark/bench/suite/scenarios.h"
 
 namespace hark::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "bench/suite/net.h"
+#include "hark/bench/suite/net.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <functional>
 
-#include "bench/peers/peer_measures.h"
-#include "bench/peers/peer_process.h"
-#include "bench/suite/client_processes.h"
-#include "bench/suite/echo.h"
-#include "bench/suite/hark_link.h"
-#include "bench/suite/scenarios.h"
+#include "hark/bench/peers/peer_measures.h"
+#include "hark/bench/peers/peer_process.h"
+#include "hark/bench/suite/client_processes.h"
+#include "hark/bench/suite/echo.h"
+#include "hark/bench/suite/hark_link.h"
+#include "hark/bench/suite/scenarios.h"
 
 namespace hark::bench {
 namespace {

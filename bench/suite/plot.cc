@@ -1,4 +1,4 @@
-#include "bench/suite/plot.h"
+#include "hark/bench/suite/plot.h"
 
 #include <cmath>
 #include <cstdio>
@@ -8,7 +8,7 @@
 
 #include <sys/wait.h>
 
-#include "bench/suite/json.h"
+#include "hark/bench/suite/json.h"
 
 namespace hark::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "bench/suite/process_stats.h"
+#include "hark/bench/suite/process_stats.h"
 
 #include <unistd.h>
 

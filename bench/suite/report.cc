@@ -1,4 +1,4 @@
-#include "bench/suite/report.h"
+#include "hark/bench/suite/report.h"
 
 #include <unistd.h>
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/support/latency.h"
+#include "hark/bench/support/latency.h"
 
 namespace hark::bench {
 

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <thread>
 
-#include "bench/suite/hark_link.h"
-#include "bench/suite/process_stats.h"
-#include "bench/suite/scenarios.h"
+#include "hark/bench/suite/hark_link.h"
+#include "hark/bench/suite/process_stats.h"
+#include "hark/bench/suite/scenarios.h"
 
 namespace hark::bench {
 

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <thread>
 
-#include "bench/suite/echo.h"
-#include "bench/suite/hark_link.h"
-#include "bench/suite/scenarios.h"
+#include "hark/bench/suite/echo.h"
+#include "hark/bench/suite/hark_link.h"
+#include "hark/bench/suite/scenarios.h"
 
 namespace hark::bench {
 

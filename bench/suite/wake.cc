@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <thread>
 
-#include "bench/suite/client_processes.h"
-#include "bench/suite/echo.h"
-#include "bench/suite/hark_link.h"
-#include "bench/suite/process_stats.h"
-#include "bench/suite/scenarios.h"
+#include "hark/bench/suite/client_processes.h"
+#include "hark/bench/suite/echo.h"
+#include "hark/bench/suite/hark_link.h"
+#include "hark/bench/suite/process_stats.h"
+#include "hark/bench/suite/scenarios.h"
 
 namespace hark::bench {
 namespace {

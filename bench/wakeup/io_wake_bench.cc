@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "bench/support/latency.h"
-#include "io/shard_group.h"
+#include "hark/bench/support/latency.h"
+#include "hark/io/shard_group.h"
 
 namespace hark::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 #include <unistd.h>
 

@@ -1,8 +1,8 @@
-#include "core/base/clock.h"
+#include "hark/core/base/clock.h"
 
 #include <time.h>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "core/base/units.h"
+#include "hark/core/base/units.h"
 
 namespace hark {
 

@@ -1,4 +1,4 @@
-#include "core/base/error.h"
+#include "hark/core/base/error.h"
 
 #include <algorithm>
 #include <array>
@@ -15,7 +15,7 @@ struct ErrorInfo {
 constexpr auto make_table() {
   std::array table = {
 #define HARK_ERROR(name, code, iggy_name, message) ErrorInfo{code, iggy_name, message},
-#include "core/base/error_codes.inc"
+#include "hark/core/base/error_codes.inc"
 #undef HARK_ERROR
   };
   std::sort(table.begin(), table.end(),

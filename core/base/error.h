@@ -11,7 +11,7 @@ namespace hark {
 // wire: they are hark-internal outcomes mapped to a wire code by whoever answers a client.
 enum class Error : uint32_t {
 #define HARK_ERROR(name, code, iggy_name, message) name = code,
-#include "core/base/error_codes.inc"
+#include "hark/core/base/error_codes.inc"
 #undef HARK_ERROR
 };
 

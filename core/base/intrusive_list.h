@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark {
 

@@ -1,4 +1,4 @@
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include <new>
 #include <thread>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::log {
 namespace internal {

@@ -4,8 +4,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/base/assert.h"
-#include "core/base/error.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/error.h"
 
 namespace hark {
 

@@ -3,7 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "core/broker/broker.h"
+#include "hark/core/broker/broker.h"
 
 namespace hark::core {
 

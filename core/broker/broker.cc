@@ -1,16 +1,16 @@
-#include "core/broker/broker.h"
+#include "hark/core/broker/broker.h"
 
 #include <chrono>
 #include <filesystem>
 #include <system_error>
 #include <thread>
 
-#include "core/base/log.h"
-#include "core/broker/internal/broker_shard.h"
-#include "core/broker/internal/catalog.h"
-#include "core/broker/internal/flow.h"
-#include "core/broker/internal/metadata_log.h"
-#include "storage/disk.h"
+#include "hark/core/base/log.h"
+#include "hark/core/broker/internal/broker_shard.h"
+#include "hark/core/broker/internal/catalog.h"
+#include "hark/core/broker/internal/flow.h"
+#include "hark/core/broker/internal/metadata_log.h"
+#include "hark/storage/disk.h"
 
 namespace hark::core {
 

@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "core/base/ref.h"
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "core/broker/operations.h"
-#include "core/ownership_map.h"
-#include "core/wait/wait_shard.h"
-#include "io/reactor.h"
-#include "io/shard_group.h"
-#include "storage/log_options.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/core/broker/operations.h"
+#include "hark/core/ownership_map.h"
+#include "hark/core/wait/wait_shard.h"
+#include "hark/io/reactor.h"
+#include "hark/io/shard_group.h"
+#include "hark/storage/log_options.h"
 
 namespace hark::core {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/broker/operation.h"
+#include "hark/core/broker/operation.h"
 
 namespace hark::core {
 

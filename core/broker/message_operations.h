@@ -6,12 +6,12 @@
 #include <span>
 #include <vector>
 
-#include "core/base/assert.h"
-#include "core/base/ref.h"
-#include "core/broker/offset_written.h"
-#include "core/broker/operation.h"
-#include "storage/partition_log.h"
-#include "storage/read_view.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/broker/offset_written.h"
+#include "hark/core/broker/operation.h"
+#include "hark/storage/partition_log.h"
+#include "hark/storage/read_view.h"
 
 namespace hark::core {
 

@@ -1,4 +1,4 @@
-#include "core/broker/name_or_id.h"
+#include "hark/core/broker/name_or_id.h"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/base/result.h"
+#include "hark/core/base/result.h"
 
 namespace hark::core {
 

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "core/base/intrusive_list.h"
-#include "core/base/result.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/result.h"
 
 namespace hark::core {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "core/base/ref.h"
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "core/broker/name_or_id.h"
-#include "io/reactor.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/core/broker/name_or_id.h"
+#include "hark/io/reactor.h"
 
 namespace hark::core {
 

@@ -1,7 +1,7 @@
-#include "core/broker/operations.h"
+#include "hark/core/broker/operations.h"
 
-#include "core/broker/internal/broker_shard.h"
-#include "core/broker/internal/flow.h"
+#include "hark/core/broker/internal/broker_shard.h"
+#include "hark/core/broker/internal/flow.h"
 
 namespace hark::core {
 

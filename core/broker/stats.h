@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "core/broker/operation.h"
-#include "core/wait/wait_shard.h"
+#include "hark/core/broker/operation.h"
+#include "hark/core/wait/wait_shard.h"
 
 namespace hark::core {
 

@@ -1,8 +1,8 @@
-#include "core/wait/commit_point.h"
+#include "hark/core/wait/commit_point.h"
 
 #include <algorithm>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::core {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <absl/functional/function_ref.h>
 
-#include "core/base/intrusive_list.h"
-#include "core/base/units.h"
-#include "core/wait/waiter_list.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/units.h"
+#include "hark/core/wait/waiter_list.h"
 
 namespace hark::core {
 

@@ -1,6 +1,6 @@
-#include "core/wait/wait.h"
+#include "hark/core/wait/wait.h"
 
-#include "core/wait/wait_shard.h"
+#include "hark/core/wait/wait_shard.h"
 
 namespace hark::core {
 

@@ -3,12 +3,12 @@
 #include <atomic>
 #include <cstdint>
 
-#include "core/base/assert.h"
-#include "core/base/intrusive_list.h"
-#include "core/base/units.h"
-#include "io/reactor.h"
-#include "io/timer_wheel.h"
-#include "storage/read_view.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/units.h"
+#include "hark/io/reactor.h"
+#include "hark/io/timer_wheel.h"
+#include "hark/storage/read_view.h"
 
 namespace hark::core {
 

@@ -1,7 +1,7 @@
-#include "core/wait/wait_shard.h"
+#include "hark/core/wait/wait_shard.h"
 
-#include "core/base/assert.h"
-#include "core/base/log.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
 
 namespace hark::core {
 

@@ -5,11 +5,11 @@
 #include <span>
 #include <vector>
 
-#include "core/base/intrusive_list.h"
-#include "core/base/result.h"
-#include "core/wait/commit_point.h"
-#include "core/wait/wait.h"
-#include "io/reactor.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/result.h"
+#include "hark/core/wait/commit_point.h"
+#include "hark/core/wait/wait.h"
+#include "hark/io/reactor.h"
 
 namespace hark::core {
 

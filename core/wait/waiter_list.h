@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "core/wait/wait.h"
+#include "hark/core/wait/wait.h"
 
 namespace hark::core {
 

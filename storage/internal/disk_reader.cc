@@ -1,9 +1,9 @@
-#include "storage/internal/disk_reader.h"
+#include "hark/storage/internal/disk_reader.h"
 
 #include <utility>
 
-#include "core/base/log.h"
-#include "storage/message_format.h"
+#include "hark/core/base/log.h"
+#include "hark/storage/message_format.h"
 
 namespace hark::storage::internal {
 namespace {

@@ -4,11 +4,11 @@
 #include <memory>
 #include <vector>
 
-#include "core/base/units.h"
-#include "io/completion.h"
-#include "storage/disk.h"
-#include "storage/internal/file_ref.h"
-#include "storage/read_view.h"
+#include "hark/core/base/units.h"
+#include "hark/io/completion.h"
+#include "hark/storage/disk.h"
+#include "hark/storage/internal/file_ref.h"
+#include "hark/storage/read_view.h"
 
 namespace hark::storage::internal {
 

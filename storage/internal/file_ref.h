@@ -4,8 +4,8 @@
 #include <memory>
 #include <utility>
 
-#include "core/base/assert.h"
-#include "storage/disk.h"
+#include "hark/core/base/assert.h"
+#include "hark/storage/disk.h"
 
 namespace hark::storage::internal {
 

@@ -1,10 +1,10 @@
-#include "storage/internal/log_writer.h"
+#include "hark/storage/internal/log_writer.h"
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 namespace hark::storage::internal {
 

@@ -3,14 +3,14 @@
 #include <array>
 #include <cstdint>
 
-#include "core/base/clock.h"
-#include "core/base/result.h"
-#include "io/completion.h"
-#include "io/timer_wheel.h"
-#include "storage/disk.h"
-#include "storage/internal/segment.h"
-#include "storage/log_options.h"
-#include "storage/read_view.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/result.h"
+#include "hark/io/completion.h"
+#include "hark/io/timer_wheel.h"
+#include "hark/storage/disk.h"
+#include "hark/storage/internal/segment.h"
+#include "hark/storage/log_options.h"
+#include "hark/storage/read_view.h"
 
 namespace hark::storage::internal {
 

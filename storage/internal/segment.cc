@@ -1,4 +1,4 @@
-#include "storage/internal/segment.h"
+#include "hark/storage/internal/segment.h"
 
 #include <algorithm>
 #include <cstring>

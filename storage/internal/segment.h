@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/base/units.h"
-#include "storage/chunk.h"
-#include "storage/internal/file_ref.h"
-#include "storage/segment_format.h"
+#include "hark/core/base/units.h"
+#include "hark/storage/chunk.h"
+#include "hark/storage/internal/file_ref.h"
+#include "hark/storage/segment_format.h"
 
 namespace hark::storage::internal {
 

@@ -1,6 +1,6 @@
 // Covers the clock seam: the manual clock moves only when told (timeout tests never sleep),
 // and the system clock reads the real monotonic and wall clocks.
-#include "core/base/clock.h"
+#include "hark/core/base/clock.h"
 
 #include <chrono>
 

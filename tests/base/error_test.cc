@@ -1,6 +1,6 @@
 // Covers the Error table: wire codes are Iggy's numbers, and each has Iggy's name and message
 // (what the client library and CLI print).
-#include "core/base/error.h"
+#include "hark/core/base/error.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Covers IntrusiveList against a std::deque model with random operations (rapidcheck), plus
 // the O(1) splice and removal during iteration that timers and connections rely on.
-#include "core/base/intrusive_list.h"
+#include "hark/core/base/intrusive_list.h"
 
 #include <algorithm>
 #include <deque>

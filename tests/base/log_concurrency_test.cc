@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 namespace hark::log {
 namespace {

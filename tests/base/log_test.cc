@@ -1,6 +1,6 @@
 // Covers the logger: line format, per-call-site rate limiting, and that a stalled sink never
 // blocks the caller (lines are dropped and counted instead). Output goes to a pipe we read.
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 #include <fcntl.h>
 #include <unistd.h>

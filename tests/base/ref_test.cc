@@ -1,4 +1,4 @@
-#include "core/base/ref.h"
+#include "hark/core/base/ref.h"
 
 #include <atomic>
 #include <thread>

@@ -1,6 +1,6 @@
 // Covers Result<T> and the HARK_TRY propagation macros: values and errors travel unchanged,
 // moves keep ownership single, and a failed step stops the function at that step.
-#include "core/base/result.h"
+#include "hark/core/base/result.h"
 
 #include <memory>
 #include <string>

@@ -1,6 +1,6 @@
 // Covers the strong id and offset types: they compare and hash by value, and offsets do the
 // arithmetic offsets need (plus a count, difference as a count).
-#include "core/base/units.h"
+#include "hark/core/base/units.h"
 
 #include <type_traits>
 #include <unordered_set>

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/peers/nats.h"
-#include "bench/peers/redis.h"
-#include "bench/suite/json.h"
+#include "hark/bench/peers/nats.h"
+#include "hark/bench/peers/redis.h"
+#include "hark/bench/suite/json.h"
 
 namespace hark::bench {
 namespace {

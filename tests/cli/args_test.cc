@@ -1,11 +1,11 @@
 // Covers the command line before any command runs (tools/cli/args.h, command_table.h):
 // flags anywhere, "--" and "=" forms, switches vs value flags; the global options' precedence
 // (flag > HARK_* > IGGY_* > default, and the token rules); and the command table's lookups.
-#include "tools/cli/args.h"
+#include "hark/tools/cli/args.h"
 
 #include <gtest/gtest.h>
 
-#include "tools/cli/command_table.h"
+#include "hark/tools/cli/command_table.h"
 
 namespace hark::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/cli/child_process.h"
+#include "hark/tests/cli/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/cli/child_process.h"
-#include "tests/e2e/harkd_process.h"
+#include "hark/tests/cli/child_process.h"
+#include "hark/tests/e2e/harkd_process.h"
 
 namespace hark::cli {
 namespace {

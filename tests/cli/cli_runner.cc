@@ -1,4 +1,4 @@
-#include "tests/cli/cli_runner.h"
+#include "hark/tests/cli/cli_runner.h"
 
 #include <unistd.h>
 
@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/cli/cli.h"
-#include "tools/cli/output.h"
+#include "hark/tools/cli/cli.h"
+#include "hark/tools/cli/output.h"
 
 namespace hark::cli::test {
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli/args.h"
-#include "tools/cli/stop.h"
+#include "hark/tools/cli/args.h"
+#include "hark/tools/cli/stop.h"
 
 namespace hark::cli::test {
 

@@ -8,13 +8,13 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/codec.h"
-#include "protocol/poll_response.h"
-#include "protocol/request.h"
-#include "protocol/system_responses.h"
-#include "protocol/user_responses.h"
-#include "tests/cli/cli_runner.h"
-#include "tests/client/fake_server.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/protocol/request.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/protocol/user_responses.h"
+#include "hark/tests/cli/cli_runner.h"
+#include "hark/tests/client/fake_server.h"
 
 namespace hark::cli {
 namespace {

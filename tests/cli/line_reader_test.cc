@@ -2,7 +2,7 @@
 // come in batches of at most the asked size, a line that is waiting alone goes out without
 // waiting for more, CRLF, blank lines and a last line without a newline are handled, and a
 // stop ends a wait for input.
-#include "tools/cli/line_reader.h"
+#include "hark/tools/cli/line_reader.h"
 
 #include <unistd.h>
 

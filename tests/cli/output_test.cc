@@ -1,14 +1,14 @@
 // Covers what the CLI prints (tools/cli/output.h): error lines with Iggy's name, code and
 // message (placeholders filled from what the command was about), messages in text, hex and
 // json, and the table and field layouts. Each case builds its input and compares the text.
-#include "tools/cli/output.h"
+#include "hark/tools/cli/output.h"
 
 #include <limits>
 
 #include <gtest/gtest.h>
 
-#include "protocol/message.h"
-#include "protocol/reader.h"
+#include "hark/protocol/message.h"
+#include "hark/protocol/reader.h"
 
 namespace hark::cli {
 namespace {

@@ -1,7 +1,7 @@
 // Covers the CLI's value parsers (tools/cli/values.h): durations with units only, ids vs
 // names, polling strategies, rates, sizes, expiries, permissions, formats and addresses. Each
 // case feeds a string and checks the value, or that the failure names the argument.
-#include "tools/cli/values.h"
+#include "hark/tools/cli/values.h"
 
 #include <chrono>
 #include <limits>

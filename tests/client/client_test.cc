@@ -3,7 +3,7 @@
 // code, responses split into small pieces are reassembled, a waiting poll outlives the normal
 // command timeout, a connection lost mid-response is an error, not a hang, and a cancel
 // descriptor ends a wait at once.
-#include "tools/client/client.h"
+#include "hark/tools/client/client.h"
 
 #include <unistd.h>
 
@@ -16,9 +16,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "protocol/codec.h"
-#include "protocol/request.h"
-#include "tests/client/fake_server.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/request.h"
+#include "hark/tests/client/fake_server.h"
 
 namespace hark::client {
 namespace {

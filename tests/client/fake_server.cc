@@ -1,4 +1,4 @@
-#include "tests/client/fake_server.h"
+#include "hark/tests/client/fake_server.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "protocol/framing.h"
-#include "protocol/reader.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/reader.h"
 
 namespace hark::client::test {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "core/base/error.h"
-#include "protocol/writer.h"
+#include "hark/core/base/error.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::client::test {
 

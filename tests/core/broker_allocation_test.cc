@@ -13,9 +13,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/base/message_layout.h"
-#include "core/broker/blocking.h"
-#include "tests/support/counting_allocator.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/core/broker/blocking.h"
+#include "hark/tests/support/counting_allocator.h"
 
 namespace hark::core {
 namespace {

@@ -19,11 +19,11 @@
 
 #include <gtest/gtest.h>
 
-#include "core/base/message_layout.h"
-#include "core/broker/blocking.h"
-#include "core/broker/broker.h"
-#include "tests/support/prng.h"
-#include "tests/support/wait_until.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/core/broker/blocking.h"
+#include "hark/core/broker/broker.h"
+#include "hark/tests/support/prng.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::core {
 namespace {

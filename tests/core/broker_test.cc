@@ -2,7 +2,7 @@
 // commands, appends, polls that answer at once, park, wake, time out, or are ended by purge,
 // delete and shutdown. Two shards, so every partition operation crosses shards for one of
 // the two homes involved.
-#include "core/broker/broker.h"
+#include "hark/core/broker/broker.h"
 
 #include <atomic>
 #include <chrono>
@@ -17,9 +17,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/base/message_layout.h"
-#include "core/broker/blocking.h"
-#include "tests/support/broker_waits.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/core/broker/blocking.h"
+#include "hark/tests/support/broker_waits.h"
 
 namespace hark::core {
 namespace {

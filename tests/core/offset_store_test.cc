@@ -3,7 +3,7 @@
 // changes made while a write is in flight share the next one, and the file is compacted while
 // running, so it stays within max(64 KiB, twice the live records) and reopens with the last
 // value of each consumer.
-#include "core/broker/internal/offset_store.h"
+#include "hark/core/broker/internal/offset_store.h"
 
 #include <stdlib.h>
 

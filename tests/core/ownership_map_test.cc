@@ -1,6 +1,6 @@
 // Covers the partition -> shard map: stable (the same key always maps to the same shard, and
 // the values are pinned so a change of hash is caught), within range, and spread evenly.
-#include "core/ownership_map.h"
+#include "hark/core/ownership_map.h"
 
 #include <vector>
 

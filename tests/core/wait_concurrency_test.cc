@@ -15,10 +15,10 @@
 
 #include <gtest/gtest.h>
 
-#include "core/wait/wait_shard.h"
-#include "io/shard_group.h"
-#include "tests/support/prng.h"
-#include "tests/support/wait_until.h"
+#include "hark/core/wait/wait_shard.h"
+#include "hark/io/shard_group.h"
+#include "hark/tests/support/prng.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::core {
 namespace {

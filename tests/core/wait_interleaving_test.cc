@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "core/wait/wait_shard.h"
-#include "io/reactor.h"
+#include "hark/core/wait/wait_shard.h"
+#include "hark/io/reactor.h"
 
 namespace hark::core {
 namespace {

@@ -3,14 +3,14 @@
 // deadline, register-then-recheck, purge and delete aborts, cancel without an answer,
 // multi-partition first-commit-wins, min_messages, pool limits, zombie sweeps, and every Wait
 // back in its pool exactly once (the WaitShard destructor asserts it).
-#include "core/wait/wait_shard.h"
+#include "hark/core/wait/wait_shard.h"
 
 #include <memory>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "io/reactor.h"
+#include "hark/io/reactor.h"
 
 namespace hark::core {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/hash.h"
-#include "tests/e2e/e2e_support.h"
+#include "hark/protocol/hash.h"
+#include "hark/tests/e2e/e2e_support.h"
 
 namespace hark::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/e2e/e2e_support.h"
+#include "hark/tests/e2e/e2e_support.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -16,11 +16,11 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include "core/base/message_layout.h"
-#include "protocol/codec.h"
-#include "protocol/framing.h"
-#include "protocol/poll_response.h"
-#include "protocol/send_messages.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/protocol/send_messages.h"
 
 #ifndef HARK_HARKD_PATH
 #error "HARK_HARKD_PATH must name the harkd binary (tests/e2e/CMakeLists.txt sets it)"

@@ -15,10 +15,10 @@
 
 #include <gtest/gtest.h>
 
-#include "core/base/result.h"
-#include "protocol/request.h"
-#include "tests/e2e/harkd_process.h"
-#include "tools/client/client.h"
+#include "hark/core/base/result.h"
+#include "hark/protocol/request.h"
+#include "hark/tests/e2e/harkd_process.h"
+#include "hark/tools/client/client.h"
 
 namespace hark::test {
 

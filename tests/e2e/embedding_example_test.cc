@@ -18,12 +18,12 @@
 
 #include <gtest/gtest.h>
 
-#include "core/broker/blocking.h"
-#include "core/broker/broker.h"
-#include "core/broker/operations.h"
-#include "protocol/message.h"
-#include "protocol/writer.h"
-#include "tests/support/broker_waits.h"
+#include "hark/core/broker/blocking.h"
+#include "hark/core/broker/broker.h"
+#include "hark/core/broker/operations.h"
+#include "hark/protocol/message.h"
+#include "hark/protocol/writer.h"
+#include "hark/tests/support/broker_waits.h"
 
 #ifndef HARK_SOURCE_DIR
 #error "HARK_SOURCE_DIR must name the repository root (tests/e2e/CMakeLists.txt sets it)"

@@ -4,15 +4,15 @@
 // after such a frame cannot be trusted to start a frame; server/README.md). Garbage frames and
 // their effect on other connections: commands_admin_test.cc; configurable limits:
 // limits_test.cc.
-#include "protocol/framing.h"
+#include "hark/protocol/framing.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "core/base/message_layout.h"
-#include "protocol/command.h"
-#include "tests/e2e/e2e_support.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/protocol/command.h"
+#include "hark/tests/e2e/e2e_support.h"
 
 namespace hark::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/e2e/harkd_process.h"
+#include "hark/tests/e2e/harkd_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "tests/support/wait_until.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::test {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <sys/types.h>
 
-#include "tests/support/wait_until.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::test {
 

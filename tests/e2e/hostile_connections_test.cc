@@ -25,9 +25,9 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "protocol/command.h"
-#include "protocol/framing.h"
-#include "tests/e2e/e2e_support.h"
+#include "hark/protocol/command.h"
+#include "hark/protocol/framing.h"
+#include "hark/tests/e2e/e2e_support.h"
 
 namespace hark::test {
 namespace {

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "tests/e2e/e2e_support.h"
+#include "hark/tests/e2e/e2e_support.h"
 
 namespace hark::test {
 namespace {

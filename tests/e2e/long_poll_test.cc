@@ -17,10 +17,10 @@
 
 #include <gtest/gtest.h>
 
-#include "core/base/clock.h"
-#include "core/ownership_map.h"
-#include "protocol/codec.h"
-#include "tests/e2e/e2e_support.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/ownership_map.h"
+#include "hark/protocol/codec.h"
+#include "hark/tests/e2e/e2e_support.h"
 
 namespace hark::test {
 namespace {

@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/send_messages.h"
-#include "tests/e2e/e2e_support.h"
+#include "hark/protocol/send_messages.h"
+#include "hark/tests/e2e/e2e_support.h"
 
 namespace hark::test {
 namespace {

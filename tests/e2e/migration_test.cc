@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/ownership_map.h"
-#include "protocol/send_messages.h"
-#include "tests/e2e/e2e_support.h"
+#include "hark/core/ownership_map.h"
+#include "hark/protocol/send_messages.h"
+#include "hark/tests/e2e/e2e_support.h"
 
 namespace hark::test {
 namespace {

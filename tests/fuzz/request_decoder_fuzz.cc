@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <span>
 
-#include "protocol/framing.h"
-#include "protocol/hash.h"
-#include "protocol/request.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/hash.h"
+#include "hark/protocol/request.h"
 
 namespace {
 

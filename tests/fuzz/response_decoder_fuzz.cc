@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <span>
 
-#include "protocol/codec.h"
-#include "protocol/group_responses.h"
-#include "protocol/poll_response.h"
-#include "protocol/stream_responses.h"
-#include "protocol/system_responses.h"
-#include "protocol/user_responses.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/group_responses.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/protocol/stream_responses.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/protocol/user_responses.h"
 
 namespace {
 

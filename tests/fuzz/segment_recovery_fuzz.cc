@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "core/base/clock.h"
-#include "core/base/log.h"
-#include "core/base/message_layout.h"
-#include "io/timer_wheel.h"
-#include "storage/message_format.h"
-#include "storage/partition_log.h"
-#include "tests/support/memory_disk.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/log.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/io/timer_wheel.h"
+#include "hark/storage/message_format.h"
+#include "hark/storage/partition_log.h"
+#include "hark/tests/support/memory_disk.h"
 
 namespace {
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <span>
 
-#include "protocol/codec.h"
-#include "protocol/hash.h"
-#include "protocol/send_messages.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/hash.h"
+#include "hark/protocol/send_messages.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Covers the Inbox (single-threaded behaviour here; concurrent use is in
 // wake_concurrency_test.cc): FIFO order, chains pushed with one exchange, emptiness.
-#include "io/inbox.h"
+#include "hark/io/inbox.h"
 
 #include <vector>
 

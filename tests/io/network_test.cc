@@ -10,10 +10,10 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
-#include "io/buffer_ring.h"
-#include "io/ring.h"
-#include "io/socket.h"
-#include "tests/io/recorder.h"
+#include "hark/io/buffer_ring.h"
+#include "hark/io/ring.h"
+#include "hark/io/socket.h"
+#include "hark/tests/io/recorder.h"
 
 namespace hark::io {
 namespace {

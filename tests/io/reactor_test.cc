@@ -1,15 +1,15 @@
 // Covers the Reactor and ShardGroup: stepping a shard with run_once(false) and a manual clock
 // (timers fire on the step after their deadline, no sleeping), tasks posted from outside and
 // between shards, one eventfd write per target per iteration, and clean start/stop.
-#include "io/reactor.h"
+#include "hark/io/reactor.h"
 
 #include <atomic>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "io/shard_group.h"
-#include "tests/support/wait_until.h"
+#include "hark/io/shard_group.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::io {
 namespace {

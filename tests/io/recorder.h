@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "io/completion.h"
-#include "io/ring.h"
+#include "hark/io/completion.h"
+#include "hark/io/ring.h"
 
 namespace hark::io::test {
 

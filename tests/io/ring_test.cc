@@ -1,6 +1,6 @@
 // Covers io::Ring operations against the real kernel: file open/write/read/fsync/fdatasync/
 // fallocate/close in a temp dir, linked timeouts, cancellation, and send/recv on loopback.
-#include "io/ring.h"
+#include "hark/io/ring.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "tests/io/recorder.h"
+#include "hark/tests/io/recorder.h"
 
 namespace hark::io {
 namespace {

@@ -1,7 +1,7 @@
 // Covers io::Sender against real loopback sockets: a message in several parts larger than the
 // socket buffer is written whole and in order through short sends, and a peer that goes away
 // is reported as Disconnected once.
-#include "io/sender.h"
+#include "hark/io/sender.h"
 
 #include <unistd.h>
 

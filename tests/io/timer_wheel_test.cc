@@ -1,7 +1,7 @@
 // Covers the hierarchical timer wheel with explicit instants (no clock, no sleeping): timers
 // never fire early and at most one tick late, in order; cancel is O(1) and exact; 100k timers;
 // next_expiry() is never later than the earliest expiry; a random model check (rapidcheck).
-#include "io/timer_wheel.h"
+#include "hark/io/timer_wheel.h"
 
 #include <algorithm>
 #include <map>

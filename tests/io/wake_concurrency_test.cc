@@ -13,9 +13,9 @@
 
 #include <gtest/gtest.h>
 
-#include "io/reactor.h"
-#include "io/shard_group.h"
-#include "tests/support/wait_until.h"
+#include "hark/io/reactor.h"
+#include "hark/io/shard_group.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::io {
 namespace {

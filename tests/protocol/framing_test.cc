@@ -1,14 +1,14 @@
 // Covers the frame scanners a server and a client read with: "need N more bytes" at every
 // split point, ready frames as views into the buffer, and the rejections with Iggy's codes
 // (length < 4, oversize control frames, send frames over the configured cap).
-#include "protocol/framing.h"
+#include "hark/protocol/framing.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/codec.h"
-#include "protocol/reader.h"
-#include "protocol/stream_requests.h"
-#include "tests/protocol/test_bytes.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/stream_requests.h"
+#include "hark/tests/protocol/test_bytes.h"
 
 namespace hark::protocol {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/protocol/generators.h"
+#include "hark/tests/protocol/generators.h"
 
 #include <optional>
 

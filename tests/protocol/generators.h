@@ -11,18 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "protocol/group_requests.h"
-#include "protocol/group_responses.h"
-#include "protocol/message_requests.h"
-#include "protocol/partition_requests.h"
-#include "protocol/permissions.h"
-#include "protocol/primitives.h"
-#include "protocol/stream_requests.h"
-#include "protocol/stream_responses.h"
-#include "protocol/system_requests.h"
-#include "protocol/system_responses.h"
-#include "protocol/user_requests.h"
-#include "protocol/user_responses.h"
+#include "hark/protocol/group_requests.h"
+#include "hark/protocol/group_responses.h"
+#include "hark/protocol/message_requests.h"
+#include "hark/protocol/partition_requests.h"
+#include "hark/protocol/permissions.h"
+#include "hark/protocol/primitives.h"
+#include "hark/protocol/stream_requests.h"
+#include "hark/protocol/stream_responses.h"
+#include "hark/protocol/system_requests.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/protocol/user_requests.h"
+#include "hark/protocol/user_responses.h"
 
 namespace hark::protocol::test {
 

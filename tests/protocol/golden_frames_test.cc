@@ -5,15 +5,15 @@
 // catch (offsets of the stats fields, the get_user "no permissions" encoding).
 #include <gtest/gtest.h>
 
-#include "protocol/codec.h"
-#include "protocol/framing.h"
-#include "protocol/poll_response.h"
-#include "protocol/reader.h"
-#include "protocol/request.h"
-#include "protocol/stream_responses.h"
-#include "protocol/system_responses.h"
-#include "protocol/user_responses.h"
-#include "tests/protocol/test_bytes.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/protocol/reader.h"
+#include "hark/protocol/request.h"
+#include "hark/protocol/stream_responses.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/protocol/user_responses.h"
+#include "hark/tests/protocol/test_bytes.h"
 
 namespace hark::protocol {
 namespace {

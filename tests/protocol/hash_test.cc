@@ -1,13 +1,13 @@
 // Covers the wire's hashes against vectors computed with libxxhash 0.8.1 (wire-notes §e):
 // XXH3-64 seed 0 (including the published XXH3("") reference), the message checksum over
 // bytes [8, end) of a real message, and XXH32 seed 0 for keys and named consumers.
-#include "protocol/hash.h"
+#include "hark/protocol/hash.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/message.h"
-#include "protocol/reader.h"
-#include "tests/protocol/test_bytes.h"
+#include "hark/protocol/message.h"
+#include "hark/protocol/reader.h"
+#include "hark/tests/protocol/test_bytes.h"
 
 namespace hark::protocol {
 namespace {

@@ -9,14 +9,14 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "protocol/codec.h"
-#include "protocol/group_responses.h"
-#include "protocol/request.h"
-#include "protocol/stream_responses.h"
-#include "protocol/system_responses.h"
-#include "protocol/user_responses.h"
-#include "tests/protocol/generators.h"
-#include "tests/protocol/test_bytes.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/group_responses.h"
+#include "hark/protocol/request.h"
+#include "hark/protocol/stream_responses.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/protocol/user_responses.h"
+#include "hark/tests/protocol/generators.h"
+#include "hark/tests/protocol/test_bytes.h"
 
 namespace hark::protocol {
 namespace {

@@ -5,13 +5,13 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "protocol/codec.h"
-#include "protocol/hash.h"
-#include "protocol/message_requests.h"
-#include "protocol/poll_response.h"
-#include "protocol/request.h"
-#include "tests/protocol/generators.h"
-#include "tests/protocol/test_bytes.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/hash.h"
+#include "hark/protocol/message_requests.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/protocol/request.h"
+#include "hark/tests/protocol/generators.h"
+#include "hark/tests/protocol/test_bytes.h"
 
 namespace hark::protocol {
 namespace {

@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "protocol/codec.h"
-#include "protocol/framing.h"
-#include "protocol/request.h"
-#include "tests/protocol/generators.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/request.h"
+#include "hark/tests/protocol/generators.h"
 
 namespace hark::protocol {
 namespace {

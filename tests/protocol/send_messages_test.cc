@@ -1,7 +1,7 @@
 // Covers send_messages: the golden send frame of protocol.md §1.12, the client encoder, the
 // zero-copy views the decoder returns, and 0.8.0's validation, check by check, in its order and
 // with its codes. Malformed batches are made by editing one field of a valid frame.
-#include "protocol/send_messages.h"
+#include "hark/protocol/send_messages.h"
 
 #include <cstring>
 #include <string>
@@ -10,11 +10,11 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "protocol/codec.h"
-#include "protocol/framing.h"
-#include "protocol/request.h"
-#include "tests/protocol/generators.h"
-#include "tests/protocol/test_bytes.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/request.h"
+#include "hark/tests/protocol/generators.h"
+#include "hark/tests/protocol/test_bytes.h"
 
 namespace hark::protocol {
 namespace {

@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/codec.h"
-#include "protocol/framing.h"
-#include "protocol/send_messages.h"
-#include "tests/protocol/test_bytes.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/send_messages.h"
+#include "hark/tests/protocol/test_bytes.h"
 
 namespace hark::protocol {
 namespace {

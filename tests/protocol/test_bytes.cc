@@ -1,4 +1,4 @@
-#include "tests/protocol/test_bytes.h"
+#include "hark/tests/protocol/test_bytes.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/writer.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::protocol::test {
 

@@ -1,7 +1,7 @@
 // Covers the cluster.others and cluster.node_ports syntax (server/cluster_peer.h): IPv4 and
 // bracketed IPv6 peers, spaces around entries, "" as no peers, what is refused, and that
 // formatting reads back to the same peers.
-#include "server/cluster_peer.h"
+#include "hark/server/cluster_peer.h"
 
 #include <gtest/gtest.h>
 

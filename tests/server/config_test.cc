@@ -2,7 +2,7 @@
 // IGGY_* names, unknown keys named in the error, bad values, the three durability policies,
 // --print-config's TOML read back to the same options, the cluster layout reported by
 // get_cluster_metadata (Iggy's defaults and names), and the duration and size syntax.
-#include "server/config.h"
+#include "hark/server/config.h"
 
 #include <stdio.h>
 #include <unistd.h>

@@ -2,14 +2,14 @@
 // identifiers, named consumers and message keys hashed with XXH32 as 0.8.0 does, the poll's
 // wait in microseconds (huge values saturate), results → responses (counts as sent), and
 // get_cluster_metadata with the cluster layout disabled and enabled (Iggy's default layout).
-#include "server/dispatch.h"
+#include "hark/server/dispatch.h"
 
 #include <chrono>
 #include <string_view>
 
 #include <gtest/gtest.h>
 
-#include "protocol/hash.h"
+#include "hark/protocol/hash.h"
 
 namespace hark::server {
 namespace {

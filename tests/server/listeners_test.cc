@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "io/socket.h"
-#include "server/server.h"
+#include "hark/io/socket.h"
+#include "hark/server/server.h"
 
 namespace hark::server {
 namespace {

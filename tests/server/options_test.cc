@@ -1,14 +1,14 @@
 // Covers harkd's flag parsing: defaults, both `--flag value` and `--flag=value`, --help, and
 // that every bad flag is an error with a message (main() prints it and exits 2), plus the
 // mapping to BrokerOptions.
-#include "server/options.h"
+#include "hark/server/options.h"
 
 #include <initializer_list>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "server/config.h"
+#include "hark/server/config.h"
 
 namespace hark::server {
 namespace {

@@ -2,14 +2,14 @@
 // receive, the pinned frame's bytes staying put while more bytes arrive, the bound on bytes
 // sent ahead, growth with the bytes that arrive (never a header's declared size), and frames the
 // scanner rejects before they are buffered.
-#include "server/request_buffer.h"
+#include "hark/server/request_buffer.h"
 
 #include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "protocol/command.h"
+#include "hark/protocol/command.h"
 
 namespace hark::server {
 namespace {

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/partition_log.h"
-#include "tests/storage/log_harness.h"
-#include "tests/support/prng.h"
+#include "hark/storage/partition_log.h"
+#include "hark/tests/storage/log_harness.h"
+#include "hark/tests/support/prng.h"
 
 namespace hark::storage::test {
 namespace {

@@ -17,12 +17,12 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/clock.h"
-#include "core/broker/internal/offset_store.h"
-#include "io/reactor.h"
-#include "storage/partition_log.h"
-#include "tests/storage/crash_payload.h"
-#include "tests/storage/log_harness.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/broker/internal/offset_store.h"
+#include "hark/io/reactor.h"
+#include "hark/storage/partition_log.h"
+#include "hark/tests/storage/crash_payload.h"
+#include "hark/tests/storage/log_harness.h"
 
 namespace hark::storage::test {
 namespace {

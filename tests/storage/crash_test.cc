@@ -17,14 +17,14 @@
 
 #include <gtest/gtest.h>
 
-#include "core/broker/internal/offset_store.h"
-#include "io/reactor.h"
-#include "storage/partition_log.h"
-#include "tests/cli/child_process.h"
-#include "tests/storage/crash_payload.h"
-#include "tests/storage/log_harness.h"
-#include "tests/support/prng.h"
-#include "tests/support/wait_until.h"
+#include "hark/core/broker/internal/offset_store.h"
+#include "hark/io/reactor.h"
+#include "hark/storage/partition_log.h"
+#include "hark/tests/cli/child_process.h"
+#include "hark/tests/storage/crash_payload.h"
+#include "hark/tests/storage/log_harness.h"
+#include "hark/tests/support/prng.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::storage::test {
 namespace {

@@ -1,9 +1,9 @@
-#include "tests/storage/log_harness.h"
+#include "hark/tests/storage/log_harness.h"
 
 #include <cstring>
 
-#include "core/base/message_layout.h"
-#include "storage/message_format.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/storage/message_format.h"
 
 namespace hark::storage::test {
 

@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "core/base/clock.h"
-#include "io/timer_wheel.h"
-#include "storage/partition_log.h"
-#include "tests/support/memory_disk.h"
+#include "hark/core/base/clock.h"
+#include "hark/io/timer_wheel.h"
+#include "hark/storage/partition_log.h"
+#include "hark/tests/support/memory_disk.h"
 
 namespace hark::storage::test {
 

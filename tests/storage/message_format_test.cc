@@ -1,11 +1,11 @@
 // Covers batch validation (each Iggy code), stamping (offsets, ids only when 0, checksum over
 // [8, end)), stored-message checks and segment file names.
-#include "storage/message_format.h"
+#include "hark/storage/message_format.h"
 
 #include <gtest/gtest.h>
 
-#include "storage/segment_format.h"
-#include "tests/storage/log_harness.h"
+#include "hark/storage/segment_format.h"
+#include "hark/tests/storage/log_harness.h"
 
 namespace hark::storage::test {
 namespace {

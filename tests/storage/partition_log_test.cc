@@ -4,12 +4,12 @@
 // These mechanics run under durability `memory` (commit at append), so a test need not drive
 // the disk before it reads; when a commit happens per policy is covered by write_test.cc,
 // always_test.cc and the model test.
-#include "storage/partition_log.h"
+#include "hark/storage/partition_log.h"
 
 #include <gtest/gtest.h>
 
-#include "core/base/message_layout.h"
-#include "tests/storage/log_harness.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/tests/storage/log_harness.h"
 
 namespace hark::storage::test {
 namespace {

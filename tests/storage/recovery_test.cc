@@ -4,10 +4,10 @@
 // damaged directly on the MemoryDisk between a close and a reopen.
 #include <gtest/gtest.h>
 
-#include "core/base/message_layout.h"
-#include "storage/partition_log.h"
-#include "storage/segment_recovery.h"
-#include "tests/storage/log_harness.h"
+#include "hark/core/base/message_layout.h"
+#include "hark/storage/partition_log.h"
+#include "hark/storage/segment_recovery.h"
+#include "hark/tests/storage/log_harness.h"
 
 namespace hark::storage::test {
 namespace {

@@ -1,6 +1,6 @@
 // Covers the partition log on the real disk: RingDisk's io_uring writes, reads and syncs in a
 // temporary directory, recovery from real files, and the flock that keeps a second opener out.
-#include "storage/ring_disk.h"
+#include "hark/storage/ring_disk.h"
 
 #include <stdlib.h>
 
@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/partition_log.h"
-#include "tests/storage/log_harness.h"
+#include "hark/storage/partition_log.h"
+#include "hark/tests/storage/log_harness.h"
 
 namespace hark::storage::test {
 namespace {

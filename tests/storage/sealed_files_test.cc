@@ -6,8 +6,8 @@
 // active segment makes the sealed one before it active again with its files.
 #include <gtest/gtest.h>
 
-#include "storage/partition_log.h"
-#include "tests/storage/log_harness.h"
+#include "hark/storage/partition_log.h"
+#include "hark/tests/storage/log_harness.h"
 
 namespace hark::storage::test {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/partition_log.h"
-#include "tests/storage/log_harness.h"
+#include "hark/storage/partition_log.h"
+#include "hark/tests/storage/log_harness.h"
 
 namespace hark::storage::test {
 namespace {

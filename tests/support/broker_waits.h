@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include "core/base/error.h"
-#include "core/broker/blocking.h"
-#include "core/broker/stats.h"
-#include "tests/support/wait_until.h"
+#include "hark/core/base/error.h"
+#include "hark/core/broker/blocking.h"
+#include "hark/core/broker/stats.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::test {
 

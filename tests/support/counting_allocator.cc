@@ -1,4 +1,4 @@
-#include "tests/support/counting_allocator.h"
+#include "hark/tests/support/counting_allocator.h"
 
 #include <atomic>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "tests/support/memory_disk.h"
+#include "hark/tests/support/memory_disk.h"
 
 #include <errno.h>
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "storage/disk.h"
+#include "hark/storage/disk.h"
 
 namespace hark::test {
 

@@ -1,4 +1,4 @@
-#include "tests/support/prng.h"
+#include "hark/tests/support/prng.h"
 
 #include <chrono>
 #include <cstdio>

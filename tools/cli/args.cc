@@ -1,6 +1,6 @@
-#include "tools/cli/args.h"
+#include "hark/tools/cli/args.h"
 
-#include "tools/cli/values.h"
+#include "hark/tools/cli/values.h"
 
 namespace hark::cli {
 namespace {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/cli/parsed.h"
+#include "hark/tools/cli/parsed.h"
 
 namespace hark::cli {
 

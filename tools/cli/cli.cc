@@ -1,12 +1,12 @@
-#include "tools/cli/cli.h"
+#include "hark/tools/cli/cli.h"
 
 #include <cstdio>
 #include <string>
 
-#include "core/base/log.h"
-#include "tools/cli/command_table.h"
-#include "tools/cli/commands.h"
-#include "tools/cli/session.h"
+#include "hark/core/base/log.h"
+#include "hark/tools/cli/command_table.h"
+#include "hark/tools/cli/commands.h"
+#include "hark/tools/cli/session.h"
 
 namespace hark::cli {
 namespace {

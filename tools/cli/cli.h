@@ -3,9 +3,9 @@
 #include <span>
 #include <string_view>
 
-#include "tools/cli/args.h"
-#include "tools/cli/output.h"
-#include "tools/cli/stop.h"
+#include "hark/tools/cli/args.h"
+#include "hark/tools/cli/output.h"
+#include "hark/tools/cli/stop.h"
 
 namespace hark::cli {
 

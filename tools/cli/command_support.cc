@@ -1,4 +1,4 @@
-#include "tools/cli/command_support.h"
+#include "hark/tools/cli/command_support.h"
 
 namespace hark::cli {
 

@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "core/base/error.h"
-#include "protocol/group_responses.h"
-#include "protocol/identifier.h"
-#include "protocol/stream_responses.h"
-#include "tools/cli/output.h"
+#include "hark/core/base/error.h"
+#include "hark/protocol/group_responses.h"
+#include "hark/protocol/identifier.h"
+#include "hark/protocol/stream_responses.h"
+#include "hark/tools/cli/output.h"
 
 namespace hark::cli {
 

@@ -1,8 +1,8 @@
-#include "tools/cli/command_table.h"
+#include "hark/tools/cli/command_table.h"
 
 #include <array>
 
-#include "tools/cli/output.h"
+#include "hark/tools/cli/output.h"
 
 namespace hark::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "tools/cli/commands.h"
+#include "hark/tools/cli/commands.h"
 
 namespace hark::cli {
 

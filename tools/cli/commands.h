@@ -3,8 +3,8 @@
 #include <span>
 #include <string>
 
-#include "tools/cli/args.h"
-#include "tools/cli/session.h"
+#include "hark/tools/cli/args.h"
+#include "hark/tools/cli/session.h"
 
 namespace hark::cli {
 

@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "core/base/clock.h"
-#include "protocol/reader.h"
-#include "tools/cli/commands.h"
-#include "tools/cli/line_reader.h"
-#include "tools/cli/output.h"
-#include "tools/cli/values.h"
+#include "hark/core/base/clock.h"
+#include "hark/protocol/reader.h"
+#include "hark/tools/cli/commands.h"
+#include "hark/tools/cli/line_reader.h"
+#include "hark/tools/cli/output.h"
+#include "hark/tools/cli/values.h"
 
 namespace hark::cli {
 namespace {

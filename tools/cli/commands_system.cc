@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "core/base/clock.h"
-#include "tools/cli/commands.h"
-#include "tools/cli/output.h"
-#include "tools/cli/values.h"
+#include "hark/core/base/clock.h"
+#include "hark/tools/cli/commands.h"
+#include "hark/tools/cli/output.h"
+#include "hark/tools/cli/values.h"
 
 namespace hark::cli {
 namespace {

@@ -2,10 +2,10 @@
 #include <optional>
 #include <string>
 
-#include "tools/cli/command_support.h"
-#include "tools/cli/commands.h"
-#include "tools/cli/output.h"
-#include "tools/cli/values.h"
+#include "hark/tools/cli/command_support.h"
+#include "hark/tools/cli/commands.h"
+#include "hark/tools/cli/output.h"
+#include "hark/tools/cli/values.h"
 
 namespace hark::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/cli/line_reader.h"
+#include "hark/tools/cli/line_reader.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli/stop.h"
+#include "hark/tools/cli/stop.h"
 
 namespace hark::cli {
 

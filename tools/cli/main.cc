@@ -7,11 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/log.h"
-#include "tools/cli/args.h"
-#include "tools/cli/cli.h"
-#include "tools/cli/output.h"
-#include "tools/cli/stop.h"
+#include "hark/core/base/log.h"
+#include "hark/tools/cli/args.h"
+#include "hark/tools/cli/cli.h"
+#include "hark/tools/cli/output.h"
+#include "hark/tools/cli/stop.h"
 
 int main(int argc, char** argv) {
   using namespace hark::cli;

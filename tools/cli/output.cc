@@ -1,4 +1,4 @@
-#include "tools/cli/output.h"
+#include "hark/tools/cli/output.h"
 
 #include <time.h>
 
@@ -8,7 +8,7 @@
 #include <cinttypes>
 #include <limits>
 
-#include "protocol/primitives.h"
+#include "hark/protocol/primitives.h"
 
 namespace hark::cli {
 namespace {

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/error.h"
-#include "protocol/message.h"
-#include "tools/cli/values.h"
+#include "hark/core/base/error.h"
+#include "hark/protocol/message.h"
+#include "hark/tools/cli/values.h"
 
 namespace hark::cli {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "core/base/assert.h"
+#include "hark/core/base/assert.h"
 
 namespace hark::cli {
 

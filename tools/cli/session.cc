@@ -1,8 +1,8 @@
-#include "tools/cli/session.h"
+#include "hark/tools/cli/session.h"
 
 #include <chrono>
 
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 namespace hark::cli {
 namespace {

@@ -3,11 +3,11 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/error.h"
-#include "tools/cli/args.h"
-#include "tools/cli/output.h"
-#include "tools/cli/stop.h"
-#include "tools/client/client.h"
+#include "hark/core/base/error.h"
+#include "hark/tools/cli/args.h"
+#include "hark/tools/cli/output.h"
+#include "hark/tools/cli/stop.h"
+#include "hark/tools/client/client.h"
 
 namespace hark::cli {
 

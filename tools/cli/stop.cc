@@ -1,4 +1,4 @@
-#include "tools/cli/stop.h"
+#include "hark/tools/cli/stop.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -10,8 +10,8 @@
 #include <atomic>
 #include <chrono>
 
-#include "core/base/assert.h"
-#include "core/base/clock.h"
+#include "hark/core/base/assert.h"
+#include "hark/core/base/clock.h"
 
 namespace hark::cli {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/base/units.h"
+#include "hark/core/base/units.h"
 
 namespace hark::cli {
 

@@ -1,4 +1,4 @@
-#include "tools/cli/values.h"
+#include "hark/tools/cli/values.h"
 
 #include <array>
 #include <charconv>

@@ -4,11 +4,11 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/units.h"
-#include "protocol/identifier.h"
-#include "protocol/permissions.h"
-#include "protocol/primitives.h"
-#include "tools/cli/parsed.h"
+#include "hark/core/base/units.h"
+#include "hark/protocol/identifier.h"
+#include "hark/protocol/permissions.h"
+#include "hark/protocol/primitives.h"
+#include "hark/tools/cli/parsed.h"
 
 namespace hark::cli {
 

@@ -1,10 +1,10 @@
-#include "tools/client/client.h"
+#include "hark/tools/client/client.h"
 
 #include <algorithm>
 #include <chrono>
 
-#include "core/base/clock.h"
-#include "protocol/codec.h"
+#include "hark/core/base/clock.h"
+#include "hark/protocol/codec.h"
 
 namespace hark::client {
 

@@ -5,15 +5,15 @@
 #include <span>
 #include <string_view>
 
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "protocol/group_responses.h"
-#include "protocol/poll_response.h"
-#include "protocol/request.h"
-#include "protocol/stream_responses.h"
-#include "protocol/system_responses.h"
-#include "protocol/user_responses.h"
-#include "tools/client/connection.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/protocol/group_responses.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/protocol/request.h"
+#include "hark/protocol/stream_responses.h"
+#include "hark/protocol/system_responses.h"
+#include "hark/protocol/user_responses.h"
+#include "hark/tools/client/connection.h"
 
 namespace hark::client {
 

@@ -1,4 +1,4 @@
-#include "tools/client/connection.h"
+#include "hark/tools/client/connection.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,10 +17,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "core/base/clock.h"
-#include "core/base/log.h"
-#include "protocol/framing.h"
-#include "protocol/reader.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/log.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/reader.h"
 
 namespace hark::client {
 namespace {

@@ -4,9 +4,9 @@
 #include <span>
 #include <string_view>
 
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "protocol/writer.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/protocol/writer.h"
 
 namespace hark::client {
 

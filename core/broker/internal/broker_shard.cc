@@ -1,9 +1,9 @@
-#include "core/broker/internal/broker_shard.h"
+#include "hark/core/broker/internal/broker_shard.h"
 
 #include <filesystem>
 #include <system_error>
 
-#include "core/base/log.h"
+#include "hark/core/base/log.h"
 
 namespace hark::core::internal {
 

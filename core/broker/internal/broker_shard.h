@@ -5,14 +5,14 @@
 
 #include <absl/container/flat_hash_map.h>
 
-#include "core/broker/broker.h"
-#include "core/broker/internal/catalog.h"
-#include "core/broker/internal/coordinator.h"
-#include "core/broker/internal/partition.h"
-#include "core/broker/internal/poll_job.h"
-#include "core/wait/wait_shard.h"
-#include "io/reactor.h"
-#include "io/timer_wheel.h"
+#include "hark/core/broker/broker.h"
+#include "hark/core/broker/internal/catalog.h"
+#include "hark/core/broker/internal/coordinator.h"
+#include "hark/core/broker/internal/partition.h"
+#include "hark/core/broker/internal/poll_job.h"
+#include "hark/core/wait/wait_shard.h"
+#include "hark/io/reactor.h"
+#include "hark/io/timer_wheel.h"
 
 namespace hark::core::internal {
 

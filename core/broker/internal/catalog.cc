@@ -1,8 +1,8 @@
-#include "core/broker/internal/catalog.h"
+#include "hark/core/broker/internal/catalog.h"
 
 #include <algorithm>
 
-#include "core/broker/internal/journal.h"
+#include "hark/core/broker/internal/journal.h"
 
 namespace hark::core::internal {
 

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "core/base/clock.h"
-#include "core/base/ref.h"
-#include "core/base/result.h"
-#include "core/broker/name_or_id.h"
-#include "core/broker/operations.h"
-#include "core/ownership_map.h"
-#include "core/partition_key.h"
-#include "core/wait/commit_point.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/name_or_id.h"
+#include "hark/core/broker/operations.h"
+#include "hark/core/ownership_map.h"
+#include "hark/core/partition_key.h"
+#include "hark/core/wait/commit_point.h"
 
 namespace hark::core::internal {
 

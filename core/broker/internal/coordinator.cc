@@ -1,14 +1,14 @@
-#include "core/broker/internal/coordinator.h"
+#include "hark/core/broker/internal/coordinator.h"
 
 #include <filesystem>
 #include <map>
 #include <set>
 #include <system_error>
 
-#include "core/base/log.h"
-#include "core/broker/internal/broker_shard.h"
-#include "core/broker/internal/flow.h"
-#include "core/broker/internal/journal.h"
+#include "hark/core/base/log.h"
+#include "hark/core/broker/internal/broker_shard.h"
+#include "hark/core/broker/internal/flow.h"
+#include "hark/core/broker/internal/journal.h"
 
 namespace hark::core::internal {
 

@@ -4,12 +4,12 @@
 #include <memory>
 #include <vector>
 
-#include "core/base/ref.h"
-#include "core/base/result.h"
-#include "core/broker/internal/catalog.h"
-#include "core/broker/internal/metadata_log.h"
-#include "core/broker/operations.h"
-#include "io/reactor.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/internal/catalog.h"
+#include "hark/core/broker/internal/metadata_log.h"
+#include "hark/core/broker/operations.h"
+#include "hark/io/reactor.h"
 
 namespace hark::core::internal {
 

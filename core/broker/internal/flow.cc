@@ -1,6 +1,6 @@
-#include "core/broker/internal/flow.h"
+#include "hark/core/broker/internal/flow.h"
 
-#include "core/broker/internal/broker_shard.h"
+#include "hark/core/broker/internal/broker_shard.h"
 
 namespace hark::core {
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/base/result.h"
-#include "core/broker/internal/stage.h"
-#include "core/broker/operation.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/internal/stage.h"
+#include "hark/core/broker/operation.h"
 
 namespace hark::core::internal {
 

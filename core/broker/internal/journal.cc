@@ -1,10 +1,10 @@
-#include "core/broker/internal/journal.h"
+#include "hark/core/broker/internal/journal.h"
 
 #include <cstring>
 #include <string>
 
-#include "core/broker/internal/catalog.h"
-#include "storage/record_file.h"
+#include "hark/core/broker/internal/catalog.h"
+#include "hark/storage/record_file.h"
 
 namespace hark::core::internal {
 

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/result.h"
-#include "core/base/units.h"
-#include "core/broker/operations.h"
+#include "hark/core/base/result.h"
+#include "hark/core/base/units.h"
+#include "hark/core/broker/operations.h"
 
 namespace hark::core::internal {
 

@@ -1,10 +1,10 @@
-#include "core/broker/internal/metadata_log.h"
+#include "hark/core/broker/internal/metadata_log.h"
 
 #include <string_view>
 #include <utility>
 
-#include "core/base/log.h"
-#include "core/broker/internal/journal.h"
+#include "hark/core/base/log.h"
+#include "hark/core/broker/internal/journal.h"
 
 namespace hark::core::internal {
 

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "core/base/clock.h"
-#include "core/base/ref.h"
-#include "core/base/result.h"
-#include "core/broker/internal/catalog.h"
-#include "core/ownership_map.h"
-#include "io/completion.h"
-#include "io/ring.h"
-#include "storage/record_file.h"
+#include "hark/core/base/clock.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/internal/catalog.h"
+#include "hark/core/ownership_map.h"
+#include "hark/io/completion.h"
+#include "hark/io/ring.h"
+#include "hark/storage/record_file.h"
 
 namespace hark::core::internal {
 

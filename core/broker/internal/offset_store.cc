@@ -1,4 +1,4 @@
-#include "core/broker/internal/offset_store.h"
+#include "hark/core/broker/internal/offset_store.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 
 #include <sys/stat.h>
 
-#include "core/base/log.h"
-#include "storage/disk.h"
+#include "hark/core/base/log.h"
+#include "hark/storage/disk.h"
 
 namespace hark::core::internal {
 

@@ -8,11 +8,11 @@
 
 #include <absl/container/flat_hash_map.h>
 
-#include "core/base/result.h"
-#include "core/broker/offset_written.h"
-#include "core/broker/operations.h"
-#include "io/completion.h"
-#include "io/ring.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/offset_written.h"
+#include "hark/core/broker/operations.h"
+#include "hark/io/completion.h"
+#include "hark/io/ring.h"
 
 namespace hark::core::internal {
 

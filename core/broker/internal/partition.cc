@@ -1,4 +1,4 @@
-#include "core/broker/internal/partition.h"
+#include "hark/core/broker/internal/partition.h"
 
 #include <algorithm>
 

@@ -4,13 +4,13 @@
 #include <optional>
 #include <span>
 
-#include "core/base/ref.h"
-#include "core/base/result.h"
-#include "core/broker/internal/catalog.h"
-#include "core/broker/internal/offset_store.h"
-#include "core/broker/operations.h"
-#include "core/wait/wait_shard.h"
-#include "storage/partition_log.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/internal/catalog.h"
+#include "hark/core/broker/internal/offset_store.h"
+#include "hark/core/broker/operations.h"
+#include "hark/core/wait/wait_shard.h"
+#include "hark/storage/partition_log.h"
 
 namespace hark::core::internal {
 

@@ -1,12 +1,12 @@
 // Poll: evaluated at the partitions' owners, parked at home (internal/poll_job.h has the
 // stages, docs/long-polling.md the contract, docs/architecture.md §4 the design).
-#include "core/broker/internal/poll_job.h"
+#include "hark/core/broker/internal/poll_job.h"
 
 #include <algorithm>
 
-#include "core/broker/broker.h"
-#include "core/broker/internal/broker_shard.h"
-#include "core/broker/internal/flow.h"
+#include "hark/core/broker/broker.h"
+#include "hark/core/broker/internal/broker_shard.h"
+#include "hark/core/broker/internal/flow.h"
 
 namespace hark::core {
 

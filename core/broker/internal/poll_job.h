@@ -3,13 +3,13 @@
 #include <memory>
 #include <vector>
 
-#include "core/base/intrusive_list.h"
-#include "core/base/ref.h"
-#include "core/base/result.h"
-#include "core/broker/message_operations.h"
-#include "core/wait/wait.h"
-#include "core/wait/wait_shard.h"
-#include "storage/partition_log.h"
+#include "hark/core/base/intrusive_list.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/broker/message_operations.h"
+#include "hark/core/wait/wait.h"
+#include "hark/core/wait/wait_shard.h"
+#include "hark/storage/partition_log.h"
 
 namespace hark::core::internal {
 
