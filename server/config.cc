@@ -241,6 +241,13 @@ const Setting settings[] = {
        return apply_count<1, connections_limit>(o.connections_max, "limits.connections_max", v);
      },
      [](const ServerOptions& o) { return std::to_string(o.connections_max); }},
+    {"limits.files_reserve", "--files-reserve", "HARK_FILES_RESERVE", "",
+     "open files kept for harkd itself besides connections and partitions (0: 256 + 16 per "
+     "shard)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<0, connections_limit>(o.files_reserve, "limits.files_reserve", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.files_reserve); }},
     {"limits.login_timeout", "--login-timeout", "HARK_LOGIN_TIMEOUT", "",
      "close a connection not logged in by then",
      [](ServerOptions& o, std::string_view v) {

@@ -40,9 +40,14 @@
 namespace hark::server {
 namespace {
 
-// Files harkd keeps open besides its connections and partitions: per shard its ring, eventfd
-// and listener, plus the metadata and users logs, the lock, logs. A rough reserve.
-uint64_t files_reserve(const ServerOptions& options) { return 256 + 16ull * options.shards_count; }
+// Files harkd keeps open besides its connections and partitions: per shard its ring, eventfd,
+// listener and spare descriptor, plus the metadata and users logs, the locks, the log, and
+// whatever the libraries open. limits.files_reserve, or by default a generous guess
+// (docs/operations.md §Open files says why it is a setting).
+uint64_t files_reserve(const ServerOptions& options) {
+  if (options.files_reserve != 0) return options.files_reserve;
+  return 256 + 16ull * options.shards_count;
+}
 
 // How the open-file limit is shared: files_reserve(), then one file per connection, then
 // core::files_per_partition per partition.

@@ -48,6 +48,9 @@ struct ServerOptions {
   // has a share). A connection over the limit is answered CannotEstablishConnection (9) and
   // closed.
   uint32_t connections_max = 10'000;
+  // Open files harkd keeps for itself besides connections and partitions (docs/operations.md
+  // §Open files); 0: 256 + 16 per shard.
+  uint32_t files_reserve = 0;
   // Admission (docs/operations.md §Connections): a connection not logged in within
   // login_timeout is closed; at most unauthenticated_per_address_max unauthenticated
   // connections per source address (more: refused with 9) and unauthenticated_max in all

@@ -23,7 +23,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "hark/protocol/command.h"
@@ -117,11 +116,12 @@ bool flood_pings(int fd, SteadyClock::time_point deadline) {
 
 class HostileConnections : public ::testing::Test {
  protected:
-  void start(std::vector<std::string> args, uint32_t shards = 2) {
+  void start(std::vector<std::string> args, uint32_t shards = 2, uint64_t open_files_max = 0) {
     HarkdProcess::Options options;
     options.harkd_path = harkd_path();
     options.shards_count = shards;
     options.extra_args = std::move(args);
+    options.open_files_max = open_files_max;
     ASSERT_TRUE(harkd_.start(options)) << harkd_.error_text();
   }
 
@@ -331,53 +331,54 @@ size_t free_below(pid_t pid, size_t limit) {
 }
 
 TEST_F(HostileConnections, ANewcomerIsAnsweredWhenFilesRunOut) {
-  // harkd starts with a soft RLIMIT_NOFILE of 300 (inherited; enough for 20 connections), and
-  // its armed accept keeps the limit it was armed with: partitions' files then use it up.
-  rlimit own{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &own), 0);
-  const rlimit lowered{.rlim_cur = 300, .rlim_max = own.rlim_max};
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
-  start({"--connections-max", "20"}, 1);
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &own), 0);
+  // RLIMIT_NOFILE 64, soft and hard, and a limits.files_reserve of 1 that understates what
+  // harkd keeps open: its budget admits 63 connections, so idle ones from a few addresses use
+  // up the descriptors before limits.connections_max refuses anything.
+  constexpr uint64_t limit = 64;
+  start({"--files-reserve", "1", "--connections-max", "63"}, 1, limit);
   const pid_t pid = harkd_.pid();
-  rlimit limit{};
-  ASSERT_EQ(::prlimit(pid, RLIMIT_NOFILE, nullptr, &limit), 0) << std::strerror(errno);
-  ASSERT_LT(limit.rlim_cur, 2000u) << "harkd kept a high limit: nothing to run out of";
-  client::Client admin;
-  ASSERT_TRUE(admin.connect(harkd_.address()).ok());
-  ASSERT_TRUE(admin.login("iggy", "iggy").ok());
-  ASSERT_TRUE(admin.create_stream({.name = "s"}).ok());
-  protocol::CreateTopicRequest topic;
-  topic.stream_id = Identifier::numeric(0);
-  topic.partitions_count = 1;
-  topic.name = "t";
-  ASSERT_TRUE(admin.create_topic(topic).ok());
-  while (free_below(pid, limit.rlim_cur) > 2) {
-    protocol::CreatePartitionsRequest more;
-    more.stream_id = Identifier::numeric(0);
-    more.topic_id = Identifier::numeric(0);
-    more.partitions_count = 1;
-    if (!admin.create_partitions(more).ok()) break;
+  RawConnection admin;
+  ASSERT_TRUE(admin.connect_and_login(harkd_.address()));
+  const size_t room = free_below(pid, limit);
+  ASSERT_GT(room, 0u) << "harkd keeps more files open than this test assumes";
+  // Harkd keeps at most 3/4 of connections_max (47) unauthenticated, evicting the oldest past
+  // it: up to 40 descriptors go to idle sockets, the rest to logged-in clients.
+  const size_t idle = std::min<size_t>(room, 40);
+  std::vector<std::unique_ptr<RawConnection>> logged_in;
+  while (logged_in.size() < room - idle) {
+    logged_in.push_back(std::make_unique<RawConnection>());
+    ASSERT_TRUE(logged_in.back()->connect_and_login(harkd_.address()));
   }
-  const size_t room = free_below(pid, limit.rlim_cur);
-  ASSERT_LE(room, 2u);
-  size_t served = 0;
-  size_t refused = 0;
-  std::vector<std::unique_ptr<RawConnection>> clients;
-  for (int i = 0; i < 6; i++) {
-    auto client = std::make_unique<RawConnection>();
-    ASSERT_TRUE(client->connect(harkd_.address()));
-    // A served client is answered; a refused one was told 9 before its ping arrived.
-    const auto answer = client->exchange(request_frame(protocol::PingRequest{}));
-    ASSERT_TRUE(answer.has_value()) << "client " << i << " left hanging";
-    if (answer->status == 0) served++;
-    if (answer->status == error_code(Error::cannot_establish_connection)) refused++;
-    clients.push_back(std::move(client));
+  for (size_t i = 0; i < idle; i++) open_from("127.0.0." + std::to_string(2 + i % 4));
+  ASSERT_TRUE(wait_for_stats(harkd_, [&](const HarkdStats& s) {
+    return s.connections == room + 1;
+  })) << "harkd did not take the idle sockets";
+  ASSERT_EQ(free_below(pid, limit), 0u);
+
+  std::vector<std::unique_ptr<RawConnection>> newcomers;
+  for (int i = 0; i < 3; i++) {
+    auto newcomer = std::make_unique<RawConnection>();
+    ASSERT_TRUE(newcomer->connect(harkd_.address()));
+    // Told 9 unasked and closed: never left in the backlog.
+    const auto refusal = newcomer->read_response(SteadyClock::now() + at_once_bound);
+    ASSERT_TRUE(refusal.has_value()) << "newcomer " << i << " left hanging";
+    EXPECT_EQ(refusal->status, error_code(Error::cannot_establish_connection));
+    EXPECT_TRUE(newcomer->closed_by_peer(SteadyClock::now() + at_once_bound));
+    newcomers.push_back(std::move(newcomer));
   }
-  EXPECT_EQ(served, room);
-  EXPECT_EQ(refused, 6 - room);
-  EXPECT_EQ(stats().refused_no_files, 6 - room);
-  EXPECT_TRUE(admin.ping().ok());
+  const HarkdStats after = stats();
+  EXPECT_EQ(after.refused_no_files, 3u);
+  EXPECT_EQ(after.connections, room + 1) << "the refused newcomers took no connection";
+  const auto pong = admin.exchange(request_frame(protocol::PingRequest{}));
+  ASSERT_TRUE(pong.has_value()) << "a logged-in client is still served";
+  EXPECT_EQ(pong->status, 0u);
+
+  // A descriptor freed is a connection served again.
+  ::close(sockets_.back());
+  sockets_.pop_back();
+  ASSERT_TRUE(wait_for_stats(harkd_, [&](const HarkdStats& s) { return s.connections == room; }));
+  RawConnection served;
+  ASSERT_TRUE(served.connect_and_login(harkd_.address()));
 }
 
 }  // namespace
