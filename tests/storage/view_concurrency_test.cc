@@ -52,6 +52,8 @@ TEST(ReadViewConcurrency, ViewsReadAndReleasedOnAnotherThreadWhileTheOwnerAppend
   options.retention_bytes = 128 << 10;
   options.memory_bytes_max = 32 << 10;
   options.flush_bytes = 1;
+  // Reads follow each append at once: commit at append, so a read never waits for a write.
+  options.durability = Durability::memory;
   LogHarness harness(options);
   PartitionLog& log = harness.reopen();
   ViewQueue queue;
