@@ -196,7 +196,13 @@ class HarkdFullAuthQueue : public HarkdHostileAuth {
   HarkdProcess::Options harkd_options() const override {
     HarkdProcess::Options options = HarkdTest::harkd_options();
     options.shards_count = 1;
-    options.extra_args = {"--auth-threads", "1", "--auth-queue-max", "4"};
+    // 200 connections from one address: past the per-address admission cap, as above.
+    options.extra_args = {"--auth-threads",
+                          "1",
+                          "--auth-queue-max",
+                          "4",
+                          "--unauthenticated-per-address-max",
+                          "1000"};
     return options;
   }
 };
