@@ -5,6 +5,8 @@
 
 #include <atomic>
 
+#include <sys/prctl.h>
+
 namespace hark::bench {
 namespace {
 
@@ -48,6 +50,14 @@ void unregister_child(pid_t pid) {
     pid_t expected = pid;
     if (child.compare_exchange_strong(expected, 0)) return;
   }
+}
+
+void prepare_child(pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
 }  // namespace hark::bench

@@ -15,4 +15,9 @@ bool interrupted();
 void register_child(pid_t pid);
 void unregister_child(pid_t pid);
 
+// The first steps of every child hark-bench forks, before it redirects and execs: it dies with
+// `parent` (PR_SET_PDEATHSIG; _exit(127) if the parent is already gone) and starts with no
+// signal blocked. Only async-signal-safe calls, as a forked child may make.
+void prepare_child(pid_t parent);
+
 }  // namespace hark::bench

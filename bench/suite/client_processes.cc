@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <map>
 
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "hark/bench/peers/nats.h"
@@ -126,11 +125,7 @@ bool RoleProcess::spawn(const std::vector<std::string>& args, const cpu_set_t& c
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {  // Only async-signal-safe calls until exec.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    prepare_child(parent);
     ::sched_setaffinity(0, sizeof cpus, &cpus);
     ::dup2(to_child[0], STDIN_FILENO);
     ::dup2(from_child[1], STDOUT_FILENO);

@@ -28,22 +28,29 @@ int64_t cpu_from_stat(pid_t pid) {
   return static_cast<int64_t>((utime + stime) * (1'000'000'000ull / ::sysconf(_SC_CLK_TCK)));
 }
 
+// Calls `visit(path)` for each thread of `pid` (/proc/PID/task/TID): what the kernel counts
+// per thread (run time, context switches) is summed over all of them, not only the main one.
+template <typename Visit>
+void for_each_task(pid_t pid, Visit visit) {
+  std::error_code error;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) visit(task.path());
+}
+
 }  // namespace
 
 int64_t process_cpu_ns(pid_t pid) {
   if (pid <= 0) return -1;
-  std::error_code error;
   int64_t total = 0;
   bool any = false;
-  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
-    std::ifstream file(task.path() / "schedstat");
+  for_each_task(pid, [&](const std::filesystem::path& task) {
+    std::ifstream file(task / "schedstat");
     long long run_ns = 0;
     if (file >> run_ns) {
       total += run_ns;
       any = true;
     }
-  }
+  });
   return any ? total : cpu_from_stat(pid);
 }
 
@@ -58,12 +65,10 @@ int64_t process_rss_bytes(pid_t pid) {
 
 int64_t process_context_switches(pid_t pid) {
   if (pid <= 0) return -1;
-  std::error_code error;
   int64_t total = 0;
   bool any = false;
-  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
-    std::ifstream file(task.path() / "status");
+  for_each_task(pid, [&](const std::filesystem::path& task) {
+    std::ifstream file(task / "status");
     std::string line;
     while (std::getline(file, line)) {
       long long count = 0;
@@ -73,18 +78,16 @@ int64_t process_context_switches(pid_t pid) {
         any = true;
       }
     }
-  }
+  });
   return any ? total : -1;
 }
 
 bool pin_process(pid_t pid, const cpu_set_t& cpus) {
-  std::error_code error;
   bool any = false;
-  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
-    const pid_t tid = std::atoi(task.path().filename().c_str());
+  for_each_task(pid, [&](const std::filesystem::path& task) {
+    const pid_t tid = std::atoi(task.filename().c_str());
     if (tid > 0 && ::sched_setaffinity(tid, sizeof cpus, &cpus) == 0) any = true;
-  }
+  });
   return any;
 }
 
