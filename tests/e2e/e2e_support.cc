@@ -48,6 +48,8 @@ std::string harkd_path() { return HARK_HARKD_PATH; }
 
 std::chrono::milliseconds late_bound() { return sanitized() ? 1000ms : 500ms; }
 
+bool sanitized_build() { return sanitized(); }
+
 protocol::Bytes bytes_of(std::string_view text) {
   protocol::Bytes bytes(text.size());
   std::memcpy(bytes.data(), text.data(), text.size());

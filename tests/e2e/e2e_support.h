@@ -36,6 +36,9 @@ std::string harkd_path();
 // contract's overshoot is ≤ 1 ms p99, but these machines are shared and noisy, so the bound only
 // catches "absurdly late" (a lost timer answered by something else). Doubled under sanitizers.
 std::chrono::milliseconds late_bound();
+// True in an ASan or TSan build: memory figures (RSS, address space) are then the sanitizer
+// allocator's (quarantine, shadow), so tests assert them in plain builds only.
+bool sanitized_build();
 // How long "answered at once" may take: far below every wait a test uses (≥ 10 s), far above
 // any scheduling noise.
 inline constexpr std::chrono::milliseconds at_once_bound = 5s;
