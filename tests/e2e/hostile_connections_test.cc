@@ -335,6 +335,12 @@ size_t free_below(pid_t pid, size_t limit) {
 }
 
 TEST_F(HostileConnections, ANewcomerIsAnsweredWhenFilesRunOut) {
+  if (sanitized_build()) {
+    // The sanitizer runtimes need descriptors of their own: UBSan's vptr check probes memory
+    // through a pipe, and with none left it reports a false "invalid vptr" and stops harkd.
+    // A harkd out of descriptors is tested in the release stage.
+    GTEST_SKIP() << "needs a plain build: the sanitizer runtime opens descriptors itself";
+  }
   // RLIMIT_NOFILE 64, soft and hard, and a limits.files_reserve of 1 that understates what
   // harkd keeps open: its budget admits 63 connections, so idle ones from a few addresses use
   // up the descriptors before limits.connections_max refuses anything.
