@@ -142,6 +142,18 @@ class HostileConnections : public ::testing::Test {
     return fd;
   }
 
+  // Logs `admin` in as root and creates stream 0 "s" with topic 0 "t" of one partition.
+  void log_in_with_a_topic(client::Client& admin) {
+    ASSERT_TRUE(admin.connect(harkd_.address()).ok());
+    ASSERT_TRUE(admin.login("iggy", "iggy").ok());
+    ASSERT_TRUE(admin.create_stream({.name = "s"}).ok());
+    protocol::CreateTopicRequest topic;
+    topic.stream_id = Identifier::numeric(0);
+    topic.partitions_count = 1;
+    topic.name = "t";
+    ASSERT_TRUE(admin.create_topic(topic).ok());
+  }
+
   // The latest stats line (a SIGUSR1 each time; HarkdProcess::stats()).
   HarkdStats stats() {
     std::optional<HarkdStats> seen = harkd_.stats();
@@ -265,14 +277,7 @@ TEST_F(HostileConnections, TheWriteTimeoutClosesANonReaderAndFreesIt) {
   start({"--write-timeout", "300ms"});
   const pid_t pid = harkd_.pid();
   client::Client admin;  // Stays logged in and reading: never timed out.
-  ASSERT_TRUE(admin.connect(harkd_.address()).ok());
-  ASSERT_TRUE(admin.login("iggy", "iggy").ok());
-  ASSERT_TRUE(admin.create_stream({.name = "s"}).ok());
-  protocol::CreateTopicRequest topic;
-  topic.stream_id = Identifier::numeric(0);
-  topic.partitions_count = 1;
-  topic.name = "t";
-  ASSERT_TRUE(admin.create_topic(topic).ok());
+  ASSERT_NO_FATAL_FAILURE(log_in_with_a_topic(admin));
   // One 32 MB message: more than the socket buffers on both sides hold.
   const protocol::Bytes payload(32'000'000, std::byte{'x'});
   const protocol::OutgoingMessage message{.payload = payload};
@@ -288,10 +293,8 @@ TEST_F(HostileConnections, TheWriteTimeoutClosesANonReaderAndFreesIt) {
   ASSERT_TRUE(reader.send(request_frame(poll_request(1, 0, offset_strategy(0), 1, 0us))));
   ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& s) { return s.write_timeouts == 1; }));
   // Its descriptor is closed at once, however much the client left unread.
-  const auto deadline = SteadyClock::now() + at_once_bound;
-  while (open_files(pid) > files_before && SteadyClock::now() < deadline) {
-    std::this_thread::yield();
-  }
+  EXPECT_TRUE(wait_until([&] { return open_files(pid) <= files_before; }, at_once_bound))
+      << open_files(pid) << " files open, " << files_before << " before";
   EXPECT_EQ(open_files(pid), files_before);
   EXPECT_TRUE(admin.ping().ok());
 }
@@ -299,14 +302,7 @@ TEST_F(HostileConnections, TheWriteTimeoutClosesANonReaderAndFreesIt) {
 TEST_F(HostileConnections, ADisconnectWhileTheReceiveIsPausedCancelsAParkedPoll) {
   start({});
   client::Client admin;
-  ASSERT_TRUE(admin.connect(harkd_.address()).ok());
-  ASSERT_TRUE(admin.login("iggy", "iggy").ok());
-  ASSERT_TRUE(admin.create_stream({.name = "s"}).ok());
-  protocol::CreateTopicRequest topic;
-  topic.stream_id = Identifier::numeric(0);
-  topic.partitions_count = 1;
-  topic.name = "t";
-  ASSERT_TRUE(admin.create_topic(topic).ok());
+  ASSERT_NO_FATAL_FAILURE(log_in_with_a_topic(admin));
 
   RawConnection poller;
   ASSERT_TRUE(poller.connect_and_login(harkd_.address()));
