@@ -339,6 +339,14 @@ size_t HarkdTest::harkd_open_files() const {
   return count;
 }
 
+uint32_t HarkdTest::create_user(const std::string& username,
+                                std::optional<protocol::Permissions> permissions, uint8_t status) {
+  const auto created = admin_->create_user(
+      {.username = username, .password = "secret", .status = status, .permissions = permissions});
+  EXPECT_TRUE(created.ok()) << error_name(created.error());
+  return created.ok() ? created->user.id : UINT32_MAX;
+}
+
 void HarkdTest::create_stream_and_topic(uint32_t partitions) {
   const auto stream = admin_->create_stream({.name = "s"});
   ASSERT_TRUE(stream.ok()) << error_name(stream.error());

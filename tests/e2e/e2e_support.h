@@ -162,6 +162,10 @@ class HarkdTest : public ::testing::Test {
 
   // A client connected and logged in as iggy/iggy (fails the test otherwise).
   std::unique_ptr<client::Client> connect_client();
+  // Creates `username` (password "secret") as admin_ and returns its id (UINT32_MAX and a
+  // test failure if it could not).
+  uint32_t create_user(const std::string& username,
+                       std::optional<protocol::Permissions> permissions, uint8_t status = 1);
   // Creates stream "s" and its topic "t" with `partitions` partitions: ids 0 and 0.
   void create_stream_and_topic(uint32_t partitions);
   // Sends one message with `payload` to stream 0, topic 0.

@@ -64,14 +64,6 @@ class HarkdHostileAuth : public HarkdTest {
     return options;
   }
 
-  uint32_t create_user(const std::string& username, std::optional<Permissions> permissions,
-                       uint8_t status = 1) {
-    const auto created = admin_->create_user(
-        {.username = username, .password = "secret", .status = status, .permissions = permissions});
-    EXPECT_TRUE(created.ok()) << error_name(created.error());
-    return created.ok() ? created->user.id : UINT32_MAX;
-  }
-
   // The code a login on a new connection is answered (0: logged in).
   uint32_t login_code(const std::string& username, const std::string& password) {
     client::Client client;

@@ -44,15 +44,6 @@ Permissions stream_reader_permissions() {
 
 class HarkdUsers : public HarkdTest {
  protected:
-  // Creates `username` (password "secret") and returns its id.
-  uint32_t create_user(const std::string& username, std::optional<Permissions> permissions,
-                       uint8_t status = 1) {
-    const auto created = admin_->create_user(
-        {.username = username, .password = "secret", .status = status, .permissions = permissions});
-    EXPECT_TRUE(created.ok()) << error_name(created.error());
-    return created.ok() ? created->user.id : UINT32_MAX;
-  }
-
   // A client logged in as `username` with `password` (null if the login fails).
   std::unique_ptr<client::Client> login_as(const std::string& username,
                                            const std::string& password = "secret") {
