@@ -13,8 +13,8 @@
 #include "hark/io/buffer_ring.h"
 #include "hark/io/socket.h"
 #include "hark/protocol/command.h"
-#include "hark/server/login_throttle.h"
 #include "hark/server/shard_server.h"
+#include "hark/server/users/login_throttle.h"
 
 namespace hark::server {
 namespace {

@@ -25,11 +25,11 @@
 #include "hark/protocol/request.h"
 #include "hark/protocol/user_requests.h"
 #include "hark/protocol/writer.h"
-#include "hark/server/auth_pool.h"
 #include "hark/server/client_registry.h"
-#include "hark/server/login_throttle.h"
 #include "hark/server/request_buffer.h"
-#include "hark/server/user_store.h"
+#include "hark/server/users/auth_pool.h"
+#include "hark/server/users/login_throttle.h"
+#include "hark/server/users/user_store.h"
 
 namespace hark::server {
 

@@ -12,9 +12,9 @@
 #include "hark/server/config.h"
 #include "hark/server/connection.h"
 #include "hark/server/dispatch.h"
-#include "hark/server/login_throttle.h"
-#include "hark/server/permissioner.h"
 #include "hark/server/shard_server.h"
+#include "hark/server/users/login_throttle.h"
+#include "hark/server/users/permissioner.h"
 
 namespace hark::server {
 namespace {

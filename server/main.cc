@@ -34,7 +34,7 @@
 #include "hark/server/instance_lock.h"
 #include "hark/server/options.h"
 #include "hark/server/server.h"
-#include "hark/server/user_store.h"
+#include "hark/server/users/user_store.h"
 #include "hark/storage/disk.h"
 
 namespace hark::server {

@@ -17,7 +17,7 @@
 #include "hark/io/socket.h"
 #include "hark/protocol/framing.h"
 #include "hark/server/config.h"
-#include "hark/server/login_throttle.h"
+#include "hark/server/users/login_throttle.h"
 
 namespace hark::server {
 namespace {

@@ -13,13 +13,13 @@
 #include "hark/io/reactor.h"
 #include "hark/io/timer_wheel.h"
 #include "hark/server/admission.h"
-#include "hark/server/auth_pool.h"
 #include "hark/server/client_registry.h"
 #include "hark/server/connection.h"
-#include "hark/server/login_throttle.h"
 #include "hark/server/migration.h"
 #include "hark/server/options.h"
-#include "hark/server/user_store.h"
+#include "hark/server/users/auth_pool.h"
+#include "hark/server/users/login_throttle.h"
+#include "hark/server/users/user_store.h"
 
 namespace hark::server {
 

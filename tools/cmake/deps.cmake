@@ -3,7 +3,7 @@
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(liburing REQUIRED IMPORTED_TARGET liburing)
 pkg_check_modules(libxxhash REQUIRED IMPORTED_TARGET libxxhash)
-# harkd hashes passwords and tokens with yescrypt (server/secret_hash.cc).
+# harkd hashes passwords and tokens with yescrypt (server/users/secret_hash.cc).
 pkg_check_modules(libcrypt REQUIRED IMPORTED_TARGET libcrypt)
 find_package(absl REQUIRED)
 find_package(Threads REQUIRED)

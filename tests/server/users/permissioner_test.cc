@@ -1,7 +1,7 @@
 // Covers the permission checker against Iggy 0.8.0's rules (metadata/reader.rs perm_*): which
 // global, stream and topic flags grant each access, that grants apply only to the ids they
 // name, and that no permissions grant nothing. Pure function: table-driven.
-#include "hark/server/permissioner.h"
+#include "hark/server/users/permissioner.h"
 
 #include <gtest/gtest.h>
 

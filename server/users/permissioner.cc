@@ -1,4 +1,4 @@
-#include "hark/server/permissioner.h"
+#include "hark/server/users/permissioner.h"
 
 #include <algorithm>
 

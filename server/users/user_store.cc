@@ -1,4 +1,4 @@
-#include "hark/server/user_store.h"
+#include "hark/server/users/user_store.h"
 
 #include <algorithm>
 #include <array>
@@ -10,8 +10,8 @@
 #include "hark/core/base/log.h"
 #include "hark/protocol/reader.h"
 #include "hark/protocol/writer.h"
-#include "hark/server/permissioner.h"
-#include "hark/server/secret_hash.h"
+#include "hark/server/users/permissioner.h"
+#include "hark/server/users/secret_hash.h"
 
 namespace hark::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "hark/server/secret_hash.h"
+#include "hark/server/users/secret_hash.h"
 
 #include <crypt.h>
 

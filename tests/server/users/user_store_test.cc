@@ -1,7 +1,7 @@
 // Covers UserStore, harkd's users log: root on the first open, every mutation's errors, that
 // a reopen replays users, permissions, passwords and tokens exactly (and hashes only are on
 // disk), token expiry and lookup, and a torn last record cut off at open.
-#include "hark/server/user_store.h"
+#include "hark/server/users/user_store.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hark/server/permissioner.h"
+#include "hark/server/users/permissioner.h"
 
 namespace hark::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "hark/server/login_throttle.h"
+#include "hark/server/users/login_throttle.h"
 
 #include <algorithm>
 #include <functional>

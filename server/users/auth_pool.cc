@@ -1,4 +1,4 @@
-#include "hark/server/auth_pool.h"
+#include "hark/server/users/auth_pool.h"
 
 #include <string>
 

@@ -2,7 +2,7 @@
 // lockout's length only, per address; attempts in flight count against the limit; a success
 // clears only its own username's failures; a full table evicts the oldest address (unlocked
 // ones before lockouts); 0 turns it off.
-#include "hark/server/login_throttle.h"
+#include "hark/server/users/login_throttle.h"
 
 #include <string>
 
