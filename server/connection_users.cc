@@ -42,14 +42,6 @@ bool applied_by_shard_zero(Command command) {
   }
 }
 
-Status check_status(uint8_t status) {
-  // UserStatus::from_code in 0.8.0: anything but 1 and 2 is InvalidCommand.
-  if (status != user_status_active && status != user_status_inactive) {
-    return Error::invalid_command;
-  }
-  return ok_status();
-}
-
 protocol::UserResponse user_response(const UserRecord& user) {
   return {.id = user.id,
           .created_at = user.created_at,
@@ -312,7 +304,7 @@ Status Connection::handle(const protocol::GetUsersRequest& /*request*/) {
 Status Connection::handle(const protocol::CreateUserRequest& request) {
   HARK_TRY(check_username(request.username));
   HARK_TRY(check_password(request.password));
-  HARK_TRY(check_status(request.status));
+  HARK_TRY(UserStore::check_status(request.status));
   return submit_user_job(request);
 }
 
@@ -322,7 +314,7 @@ Status Connection::handle(const protocol::DeleteUserRequest& request) {
 
 Status Connection::handle(const protocol::UpdateUserRequest& request) {
   if (request.username) HARK_TRY(check_username(*request.username));
-  if (request.status) HARK_TRY(check_status(*request.status));
+  if (request.status) HARK_TRY(UserStore::check_status(*request.status));
   return submit_user_job(request);
 }
 

@@ -34,6 +34,7 @@
 #include "hark/server/instance_lock.h"
 #include "hark/server/options.h"
 #include "hark/server/server.h"
+#include "hark/server/users/journal_user_backend.h"
 #include "hark/server/users/user_store.h"
 #include "hark/storage/disk.h"
 
@@ -223,8 +224,11 @@ Result<std::unique_ptr<UserStore>> open_users(const ServerOptions& options,
                                               const io::SocketAddress& address, int& exit_code) {
   exit_code = 1;
   const UserStore::Root root{.username = options.root_username, .password = options.root_password};
+  Result<std::unique_ptr<JournalUserBackend>> journal =
+      JournalUserBackend::open(options.data_directory + "/users.log");
   Result<std::unique_ptr<UserStore>> users =
-      UserStore::open(options.data_directory + "/users.log", root, SystemClock().realtime_now());
+      journal.ok() ? UserStore::open(std::move(journal).value(), root, SystemClock().realtime_now())
+                   : Result<std::unique_ptr<UserStore>>(journal.error());
   if (!users.ok()) {
     fprintf(stderr, "harkd: cannot open the users log in %s: %s (see the log above)\n",
             options.data_directory.c_str(), std::string(error_name(users.error())).c_str());

@@ -6,139 +6,15 @@
 
 #include <sys/random.h>
 
-#include "hark/core/base/assert.h"
 #include "hark/core/base/log.h"
-#include "hark/protocol/reader.h"
-#include "hark/protocol/writer.h"
+#include "hark/server/dispatch.h"
 #include "hark/server/users/permissioner.h"
 #include "hark/server/users/secret_hash.h"
 
 namespace hark::server {
 namespace {
 
-constexpr std::string_view magic = "HARKUSER";
-constexpr uint32_t format_version = 1;
 constexpr uint32_t users_max = UINT32_MAX - 1;
-
-// Record kinds of users.log (docs/storage-format.md §Users log).
-enum class UserRecordKind : uint8_t {
-  user_put = 1,       // A user's whole state but its tokens (create, update, password, perms).
-  user_deleted = 2,   // With its tokens.
-  token_put = 3,      // A token of a user.
-  token_deleted = 4,  // By name.
-};
-
-void put_text(protocol::Writer& writer, std::string_view text) {
-  writer.u32(static_cast<uint32_t>(text.size()));
-  writer.chars(text);
-}
-
-Result<std::string> take_text(protocol::Reader& reader) {
-  HARK_TRY_ASSIGN(const uint32_t size, reader.u32());
-  HARK_TRY_ASSIGN(const auto bytes, reader.bytes(size));
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-}
-
-void record_user_put(std::vector<std::byte>& out, const UserRecord& user) {
-  const size_t start = storage::begin_record(out);
-  protocol::Writer writer(out);
-  writer.u8(static_cast<uint8_t>(UserRecordKind::user_put));
-  writer.u32(user.id);
-  writer.u64(user.created_at);
-  writer.u8(user.status);
-  put_text(writer, user.username);
-  put_text(writer, user.password_hash);
-  writer.u8(user.permissions ? 1 : 0);
-  if (user.permissions) protocol::write_permissions(writer, *user.permissions);
-  storage::finish_record(out, start);
-}
-
-void record_user_deleted(std::vector<std::byte>& out, uint32_t id) {
-  const size_t start = storage::begin_record(out);
-  protocol::Writer writer(out);
-  writer.u8(static_cast<uint8_t>(UserRecordKind::user_deleted));
-  writer.u32(id);
-  storage::finish_record(out, start);
-}
-
-void record_token_put(std::vector<std::byte>& out, uint32_t user_id, const TokenRecord& token) {
-  const size_t start = storage::begin_record(out);
-  protocol::Writer writer(out);
-  writer.u8(static_cast<uint8_t>(UserRecordKind::token_put));
-  writer.u32(user_id);
-  put_text(writer, token.name);
-  put_text(writer, token.lookup);
-  put_text(writer, token.hash);
-  writer.u64(token.expiry_at);
-  storage::finish_record(out, start);
-}
-
-void record_token_deleted(std::vector<std::byte>& out, uint32_t user_id, std::string_view name) {
-  const size_t start = storage::begin_record(out);
-  protocol::Writer writer(out);
-  writer.u8(static_cast<uint8_t>(UserRecordKind::token_deleted));
-  writer.u32(user_id);
-  put_text(writer, name);
-  storage::finish_record(out, start);
-}
-
-Status replay_user_put(protocol::Reader& reader, UserTable& table) {
-  UserRecord user;
-  HARK_TRY_ASSIGN(user.id, reader.u32());
-  HARK_TRY_ASSIGN(user.created_at, reader.u64());
-  HARK_TRY_ASSIGN(user.status, reader.u8());
-  HARK_TRY_ASSIGN(user.username, take_text(reader));
-  HARK_TRY_ASSIGN(user.password_hash, take_text(reader));
-  HARK_TRY_ASSIGN(const uint8_t has_permissions, reader.u8());
-  if (has_permissions != 0) {
-    HARK_TRY_ASSIGN(user.permissions, protocol::read_permissions(reader));
-  }
-  const auto existing = table.users.find(user.id);
-  if (existing != table.users.end()) user.tokens = std::move(existing->second.tokens);
-  table.next_id = std::max(table.next_id, user.id + 1);
-  table.users[user.id] = std::move(user);
-  return ok_status();
-}
-
-Status replay_token_put(protocol::Reader& reader, UserTable& table) {
-  HARK_TRY_ASSIGN(const uint32_t user_id, reader.u32());
-  TokenRecord token;
-  HARK_TRY_ASSIGN(token.name, take_text(reader));
-  HARK_TRY_ASSIGN(token.lookup, take_text(reader));
-  HARK_TRY_ASSIGN(token.hash, take_text(reader));
-  HARK_TRY_ASSIGN(token.expiry_at, reader.u64());
-  const auto user = table.users.find(user_id);
-  if (user == table.users.end()) return Error::state_file_corrupted;
-  user->second.tokens.push_back(std::move(token));
-  return ok_status();
-}
-
-Status replay_one(std::span<const std::byte> payload, UserTable& table) {
-  protocol::Reader reader(payload);
-  HARK_TRY_ASSIGN(const uint8_t kind, reader.u8());
-  Status status;
-  switch (static_cast<UserRecordKind>(kind)) {
-    case UserRecordKind::user_put: status = replay_user_put(reader, table); break;
-    case UserRecordKind::user_deleted: {
-      HARK_TRY_ASSIGN(const uint32_t id, reader.u32());
-      if (table.users.erase(id) == 0) return Error::state_file_corrupted;
-      break;
-    }
-    case UserRecordKind::token_put: status = replay_token_put(reader, table); break;
-    case UserRecordKind::token_deleted: {
-      HARK_TRY_ASSIGN(const uint32_t user_id, reader.u32());
-      HARK_TRY_ASSIGN(const std::string name, take_text(reader));
-      const auto user = table.users.find(user_id);
-      if (user == table.users.end()) return Error::state_file_corrupted;
-      std::erase_if(user->second.tokens, [&](const TokenRecord& t) { return t.name == name; });
-      break;
-    }
-    default: return Error::state_file_corrupted;
-  }
-  // A record that does not decode whole is damage, whatever the decoder said.
-  if (!status.ok() || !reader.empty()) return Error::state_file_corrupted;
-  return ok_status();
-}
 
 Ref<UserTable> copy_of(const UserTable& table) {
   Ref<UserTable> next = make_ref<UserTable>(table);
@@ -186,48 +62,56 @@ Status guard_root(uint32_t actor, const UserRecord& target) {
   return ok_status();
 }
 
+// Root's permissions are fixed (0.8.0); one's own would let a user manager grant itself
+// everything.
+Status guard_permissions(uint32_t actor, const UserRecord& target) {
+  if (target.id == actor) {
+    HARK_LOG_WARN("users: user %u may not change its own permissions", actor);
+    return Error::cannot_change_permissions;
+  }
+  if (target.id == root_user_id) return Error::cannot_change_permissions;
+  return ok_status();
+}
+
+bool has_token(const UserRecord& user, std::string_view name) {
+  return std::any_of(user.tokens.begin(), user.tokens.end(),
+                     [&](const TokenRecord& token) { return token.name == name; });
+}
+
+UnixMicros expiry_at(uint64_t expiry_us, UnixMicros now) {
+  if (expiry_us == 0 || expiry_us == UINT64_MAX) return 0;
+  return expiry_us > UINT64_MAX - now ? UINT64_MAX : now + expiry_us;
+}
+
 }  // namespace
 
-const UserRecord* UserTable::find(uint32_t id) const {
-  const auto found = users.find(id);
-  return found == users.end() ? nullptr : &found->second;
-}
-
-const UserRecord* UserTable::find(const protocol::Identifier& id) const {
-  return id.is_numeric() ? find(id.number()) : find_name(id.name());
-}
-
-const UserRecord* UserTable::find_name(std::string_view username) const {
-  for (const auto& [id, user] : users) {
-    if (user.username == username) return &user;
+Status UserStore::check_status(uint8_t status) {
+  if (status != user_status_active && status != user_status_inactive) {
+    return Error::invalid_command;
   }
-  return nullptr;
+  return ok_status();
 }
 
-UserStore::UserStore(storage::RecordFile file, Ref<const UserTable> table, std::string dummy_hash)
-    : file_(std::move(file)), table_(std::move(table)), dummy_hash_(std::move(dummy_hash)) {
+UserStore::UserStore(std::unique_ptr<UserBackend> backend, Ref<const UserTable> table,
+                     std::string dummy_hash)
+    : backend_(std::move(backend)), table_(std::move(table)), dummy_hash_(std::move(dummy_hash)) {
   version_.store(table_->version, std::memory_order_release);
 }
 
-Result<std::unique_ptr<UserStore>> UserStore::open(const std::string& path, const Root& root,
-                                                   UnixMicros now) {
-  Ref<UserTable> table = make_ref<UserTable>();
-  HARK_TRY_ASSIGN(storage::RecordFile file,
-                  storage::RecordFile::open(path, magic, format_version,
-                                            [&table](std::span<const std::byte> payload) {
-                                              return replay_one(payload, *table);
-                                            }));
+Result<std::unique_ptr<UserStore>> UserStore::open(std::unique_ptr<UserBackend> backend,
+                                                   const Root& root, UnixMicros now) {
+  HARK_TRY_ASSIGN(Ref<UserTable> table, backend->load());
   const bool empty = table->users.empty() && table->next_id == 0;
   HARK_TRY_ASSIGN(const std::string dummy_secret, random_token());
   HARK_TRY_ASSIGN(std::string dummy_hash, hash_secret(dummy_secret));
   std::unique_ptr<UserStore> store(
-      new UserStore(std::move(file), std::move(table), std::move(dummy_hash)));
+      new UserStore(std::move(backend), std::move(table), std::move(dummy_hash)));
   if (empty) {
     HARK_TRY(store->create_user(root.username, root.password, user_status_active,
                                 root_permissions(), now));
     HARK_LOG_INFO("users: created the root user '%s' (id %u)", root.username, root_user_id);
   }
-  HARK_LOG_INFO("users: %u users in %s", store->snapshot()->users.size(), path);
+  HARK_LOG_INFO("users: %u users in %s", store->snapshot()->users.size(), store->backend_->where());
   return store;
 }
 
@@ -236,8 +120,10 @@ Ref<const UserTable> UserStore::snapshot() const {
   return table_;
 }
 
-Status UserStore::commit(Ref<UserTable> next, const std::vector<std::byte>& records) {
-  HARK_TRY(file_.append_now(records));
+Status UserStore::commit(const UserTable& base, const UserChange& change) {
+  Ref<UserTable> next = copy_of(base);
+  HARK_TRY(apply_change(*next, change));
+  HARK_TRY(backend_->persist(change));  // Durable before anyone sees it.
   const uint64_t version = next->version;
   {
     std::lock_guard lock(snapshot_mutex_);
@@ -251,6 +137,9 @@ Result<UserRecord> UserStore::create_user(std::string_view username, std::string
                                           uint8_t status,
                                           std::optional<protocol::Permissions> permissions,
                                           UnixMicros now) {
+  HARK_TRY(check_username(username));
+  HARK_TRY(check_password(password));
+  HARK_TRY(check_status(status));
   HARK_TRY_ASSIGN(std::string hash, hash_secret(password));  // Before the lock: slow.
   std::lock_guard lock(write_mutex_);
   const Ref<const UserTable> base = snapshot();
@@ -258,19 +147,15 @@ Result<UserRecord> UserStore::create_user(std::string_view username, std::string
   if (base->users.size() >= users_max || base->next_id == UINT32_MAX) {
     return Error::users_limit_reached;
   }
-  Ref<UserTable> next = copy_of(*base);
-  UserRecord user{.id = next->next_id++,
-                  .created_at = now,
-                  .status = status,
-                  .username = std::string(username),
-                  .password_hash = std::move(hash),
-                  .permissions = std::move(permissions),
-                  .tokens = {}};
-  std::vector<std::byte> records;
-  record_user_put(records, user);
-  next->users[user.id] = user;
-  HARK_TRY(commit(std::move(next), records));
-  return user;
+  const UserPut put{.user = {.id = base->next_id,
+                             .created_at = now,
+                             .status = status,
+                             .username = std::string(username),
+                             .password_hash = std::move(hash),
+                             .permissions = std::move(permissions),
+                             .tokens = {}}};
+  HARK_TRY(commit(*base, put));
+  return put.user;
 }
 
 Result<UserRecord> UserStore::delete_user(const protocol::Identifier& id) {
@@ -279,18 +164,15 @@ Result<UserRecord> UserStore::delete_user(const protocol::Identifier& id) {
   const UserRecord* const found = base->find(id);
   if (found == nullptr) return Error::resource_not_found;
   if (found->id == root_user_id) return Error::cannot_delete_user;
-  UserRecord removed = *found;
-  Ref<UserTable> next = copy_of(*base);
-  next->users.erase(removed.id);
-  std::vector<std::byte> records;
-  record_user_deleted(records, removed.id);
-  HARK_TRY(commit(std::move(next), records));
-  return removed;
+  HARK_TRY(commit(*base, UserDeleted{.id = found->id}));
+  return *found;  // `base` still holds it.
 }
 
 Result<UserRecord> UserStore::update_user(uint32_t actor, const protocol::Identifier& id,
                                           std::optional<std::string> username,
                                           std::optional<uint8_t> status) {
+  if (username) HARK_TRY(check_username(*username));
+  if (status) HARK_TRY(check_status(*status));
   std::lock_guard lock(write_mutex_);
   const Ref<const UserTable> base = snapshot();
   const UserRecord* const found = base->find(id);
@@ -299,15 +181,11 @@ Result<UserRecord> UserStore::update_user(uint32_t actor, const protocol::Identi
   if (username && *username != found->username && base->find_name(*username) != nullptr) {
     return Error::user_already_exists;
   }
-  Ref<UserTable> next = copy_of(*base);
-  UserRecord& user = next->users[found->id];
-  if (username) user.username = std::move(*username);
-  if (status) user.status = *status;
-  std::vector<std::byte> records;
-  record_user_put(records, user);
-  UserRecord updated = user;
-  HARK_TRY(commit(std::move(next), records));
-  return updated;
+  UserPut put{.user = *found};
+  if (username) put.user.username = std::move(*username);
+  if (status) put.user.status = *status;
+  HARK_TRY(commit(*base, put));
+  return put.user;
 }
 
 Status UserStore::update_permissions(uint32_t actor, const protocol::Identifier& id,
@@ -316,22 +194,15 @@ Status UserStore::update_permissions(uint32_t actor, const protocol::Identifier&
   const Ref<const UserTable> base = snapshot();
   const UserRecord* const found = base->find(id);
   if (found == nullptr) return Error::resource_not_found;
-  // Root's are fixed (0.8.0); one's own would let a user manager grant itself everything.
-  if (found->id == root_user_id || found->id == actor) {
-    if (found->id == actor)
-      HARK_LOG_WARN("users: user %u may not change its own permissions", actor);
-    return Error::cannot_change_permissions;
-  }
-  Ref<UserTable> next = copy_of(*base);
-  UserRecord& user = next->users[found->id];
-  user.permissions = std::move(permissions);
-  std::vector<std::byte> records;
-  record_user_put(records, user);
-  return commit(std::move(next), records);
+  HARK_TRY(guard_permissions(actor, *found));
+  UserPut put{.user = *found};
+  put.user.permissions = std::move(permissions);
+  return commit(*base, put);
 }
 
 Status UserStore::change_password(uint32_t actor, const protocol::Identifier& id,
                                   std::string_view current, std::string_view next_password) {
+  HARK_TRY(check_password(next_password));
   std::string current_hash;
   uint32_t user_id = 0;
   {
@@ -350,17 +221,15 @@ Status UserStore::change_password(uint32_t actor, const protocol::Identifier& id
   if (found == nullptr) return Error::resource_not_found;
   // Changed meanwhile by another request: the current password checked is no longer current.
   if (found->password_hash != current_hash) return Error::invalid_credentials;
-  Ref<UserTable> next = copy_of(*base);
-  UserRecord& user = next->users[user_id];
-  user.password_hash = std::move(hash);
-  std::vector<std::byte> records;
-  record_user_put(records, user);
-  return commit(std::move(next), records);
+  UserPut put{.user = *found};
+  put.user.password_hash = std::move(hash);
+  return commit(*base, put);
 }
 
 Result<std::string> UserStore::create_token(uint32_t user_id, std::string_view name,
                                             uint64_t expiry_us, UnixMicros now,
                                             uint32_t tokens_max) {
+  HARK_TRY(check_token_name(name));
   HARK_TRY_ASSIGN(std::string token, random_token());
   HARK_TRY_ASSIGN(std::string hash, hash_secret(token));
   std::lock_guard lock(write_mutex_);
@@ -368,21 +237,13 @@ Result<std::string> UserStore::create_token(uint32_t user_id, std::string_view n
   const UserRecord* const found = base->find(user_id);
   if (found == nullptr) return Error::resource_not_found;
   if (found->tokens.size() >= tokens_max) return Error::personal_access_tokens_limit_reached;
-  for (const TokenRecord& existing : found->tokens) {
-    if (existing.name == name) return Error::personal_access_token_already_exists;
-  }
-  TokenRecord record{.name = std::string(name),
-                     .lookup = token.substr(0, token_lookup_chars),
-                     .hash = std::move(hash),
-                     .expiry_at = 0};
-  if (expiry_us != 0 && expiry_us != UINT64_MAX) {
-    record.expiry_at = expiry_us > UINT64_MAX - now ? UINT64_MAX : now + expiry_us;
-  }
-  Ref<UserTable> next = copy_of(*base);
-  std::vector<std::byte> records;
-  record_token_put(records, user_id, record);
-  next->users[user_id].tokens.push_back(std::move(record));
-  HARK_TRY(commit(std::move(next), records));
+  if (has_token(*found, name)) return Error::personal_access_token_already_exists;
+  const TokenPut put{.user_id = user_id,
+                     .token = {.name = std::string(name),
+                               .lookup = token.substr(0, token_lookup_chars),
+                               .hash = std::move(hash),
+                               .expiry_at = expiry_at(expiry_us, now)}};
+  HARK_TRY(commit(*base, put));
   return token;
 }
 
@@ -390,16 +251,8 @@ Status UserStore::delete_token(uint32_t user_id, std::string_view name) {
   std::lock_guard lock(write_mutex_);
   const Ref<const UserTable> base = snapshot();
   const UserRecord* const found = base->find(user_id);
-  if (found == nullptr) return Error::resource_not_found;
-  const bool known = std::any_of(found->tokens.begin(), found->tokens.end(),
-                                 [&](const TokenRecord& token) { return token.name == name; });
-  if (!known) return Error::resource_not_found;
-  Ref<UserTable> next = copy_of(*base);
-  std::erase_if(next->users[user_id].tokens,
-                [&](const TokenRecord& token) { return token.name == name; });
-  std::vector<std::byte> records;
-  record_token_deleted(records, user_id, name);
-  return commit(std::move(next), records);
+  if (found == nullptr || !has_token(*found, name)) return Error::resource_not_found;
+  return commit(*base, TokenDeleted{.user_id = user_id, .name = std::string(name)});
 }
 
 Result<uint32_t> UserStore::login(std::string_view username, std::string_view password) const {
