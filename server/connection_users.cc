@@ -9,6 +9,7 @@
 #include "hark/core/base/log.h"
 #include "hark/protocol/system_responses.h"
 #include "hark/protocol/user_responses.h"
+#include "hark/server/command_table.h"
 #include "hark/server/config.h"
 #include "hark/server/connection.h"
 #include "hark/server/dispatch.h"
@@ -20,27 +21,6 @@ namespace hark::server {
 namespace {
 
 using protocol::Command;
-
-// The commands a broker applies on shard 0 (MetadataCommands): their stream and topic are
-// resolved there, against a catalog that may be newer than this shard's.
-bool applied_by_shard_zero(Command command) {
-  switch (command) {
-    case Command::create_topic:
-    case Command::update_stream:
-    case Command::delete_stream:
-    case Command::purge_stream:
-    case Command::update_topic:
-    case Command::delete_topic:
-    case Command::purge_topic:
-    case Command::create_partitions:
-    case Command::delete_partitions:
-    case Command::create_consumer_group:
-    case Command::delete_consumer_group:
-    case Command::join_consumer_group:
-    case Command::leave_consumer_group: return true;
-    default: return false;
-  }
-}
 
 Status check_status(uint8_t status) {
   // UserStatus::from_code in 0.8.0: anything but 1 and 2 is InvalidCommand.
@@ -160,6 +140,7 @@ Status Connection::authorize_target(Command command, protocol::Identifier* strea
     // operation that runs on this shard meets the same catalog and answers it (not found, or
     // an empty answer); one applied by shard 0 gets the error here, so that it cannot act on
     // a stream created meanwhile under that name.
+    // (The `applied` column of commands.inc.)
     return applied_by_shard_zero(command) ? Status(ids.error()) : ok_status();
   }
   const Status allowed = authorize(user->permissions, access, ids->stream, ids->topic);
