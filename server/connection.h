@@ -244,9 +244,9 @@ class UserJob final : public AuthJob {
 // a rejected frame was answered, or the server stops) or dropping (peer gone, a send failed or
 // stalled past the write timeout, evicted, shard teardown) -> closed once nothing is in flight
 // (busy()): the fd is closed and the ShardServer frees the object at its next safe point, never
-// from inside one of the object's own callbacks. Dropping cancels the send in flight, so its
-// memory goes at once, and a parked poll. Data plane: no allocation per
-// request once buffers have grown (control-plane responses reuse one Bytes).
+// from inside one of the object's own callbacks. Dropping cancels the send in flight (its memory
+// goes at once) and a parked poll. Data plane: no allocation per request once buffers have grown
+// (the operation is built in the connection's OpSlot; control-plane responses reuse one Bytes).
 class Connection final : public ListHook<>,
                          public ListHook<UnauthenticatedTag>,
                          private io::SendDone {
