@@ -1,10 +1,9 @@
 #pragma once
 
-// How the rows of commands.inc become code: each HARK_COMMAND_* macro below is what one column
-// of a row turns into, by `kind` (reply, op, op_result). Used by connection.h (the handler
-// declarations, the size of the operation slot), connection_commands.cc (dispatch) and
-// permissioner.cc (access_of).
-#include <algorithm>
+// How the rows of commands.inc become code. The HARK_COMMAND_* macros below expand a row by its
+// `kind` (reply, op, op_result) into the handler declarations and the operation slot's size
+// (connection.h) and its dispatch (connection_commands.cc); applied_by_shard_zero() is the
+// `applied` column; fill_ids() is for handlers. (permissioner.cc expands the `access` column.)
 #include <cstddef>
 
 #include "hark/core/base/result.h"
