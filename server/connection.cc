@@ -21,11 +21,15 @@ namespace {
 
 bool transition_allowed(Phase from, Phase to) {
   switch (from) {
-    case Phase::awaiting_login: return to == Phase::serving || to == Phase::closing;
+    case Phase::awaiting_login:
+      return to == Phase::serving || to == Phase::closing || to == Phase::dropping;
     case Phase::serving:
-      return to == Phase::awaiting_login || to == Phase::migrating || to == Phase::closing;
-    case Phase::migrating: return to == Phase::closing || to == Phase::closed;
-    case Phase::closing: return to == Phase::closed;
+      return to == Phase::awaiting_login || to == Phase::migrating || to == Phase::closing ||
+             to == Phase::dropping;
+    case Phase::migrating:
+      return to == Phase::closing || to == Phase::dropping || to == Phase::closed;
+    case Phase::closing: return to == Phase::dropping || to == Phase::closed;
+    case Phase::dropping: return to == Phase::closed;
     case Phase::closed: return false;
   }
   return false;
@@ -39,6 +43,7 @@ std::string_view phase_name(Phase phase) {
     case Phase::serving: return "serving";
     case Phase::migrating: return "migrating";
     case Phase::closing: return "closing";
+    case Phase::dropping: return "dropping";
     case Phase::closed: return "closed";
   }
   return "?";
@@ -59,19 +64,16 @@ Connection::Connection(ShardServer& shard, ConnectionState state)
       peer_(std::move(state.peer)),
       // Only logged-in connections migrate (a send or a poll decides it).
       phase_(state.authenticated ? Phase::serving : Phase::awaiting_login),
+      migration_(state.migration_decided ? MigrationState::staying : MigrationState::undecided),
       sender_(shard.ring(), shard.options().write_timeout),
       requests_(std::move(state.requests)),
-      user_id_(state.user_id),
-      migration_decided_(state.migration_decided) {
+      user_id_(state.user_id) {
   HARK_ASSERT(state.authenticated == (user_id_ != UINT32_MAX));
 }
 
 Connection::~Connection() {
   // Freed only once closed (ShardServer::collect) or abandoned at teardown (drain).
-  HARK_ASSERT(!op_busy_);
-  HARK_ASSERT(!commit_busy_);
-  HARK_ASSERT(!leave_busy_);
-  HARK_ASSERT(!user_busy_);
+  HARK_ASSERT(!broker_busy());
   HARK_ASSERT(phase_ != Phase::awaiting_login);  // Left at close (its count and timer).
   if (registered_) shard_.clients().remove(client_id_);
   if (fd_ >= 0) ::close(fd_);
@@ -99,15 +101,13 @@ void Connection::close_when_idle() { begin_close(); }
 void Connection::abort() {
   // The broker has answered every parked poll before teardown and its peers may be gone:
   // no broker.cancel() here, only the ring operations of this shard.
-  peer_gone_ = true;
   poll_cancelled_ = true;
-  begin_close();
+  drop();
 }
 
 void Connection::evict() {
   shard_.note_refusal(Refusal::evicted, peer_);
-  peer_gone_ = true;  // Nothing to answer: it sent no complete login.
-  begin_close();
+  drop();  // Nothing to answer: it sent no complete login.
 }
 
 void Connection::enter(Phase next) {
@@ -140,7 +140,7 @@ void Connection::login_deadline_passed() {
   shard_.note_refusal(Refusal::login_timeout, peer_);
   // A request in flight (a login being hashed, say) is answered first: finish_request()
   // closes then unless it logged in (login_overdue()).
-  if (!request_active_) begin_close();
+  if (request_ == RequestState::idle) begin_close();
 }
 
 bool Connection::login_overdue() const {
@@ -152,11 +152,6 @@ void Connection::logged_out() {
   user_id_ = UINT32_MAX;
   shard_.clients().set_user(client_id_, UINT32_MAX);
   if (phase_ == Phase::serving) enter(Phase::awaiting_login);
-}
-
-bool Connection::busy() const {
-  return recv_armed_ || hangup_armed_ || sender_.busy() || op_busy_ || commit_busy_ ||
-         commit_waiting_ || leave_busy_ || user_busy_;
 }
 
 void Connection::Receive::complete(int32_t result, uint32_t flags) {
@@ -217,8 +212,7 @@ void Connection::hangup_complete(int32_t result) {
   // While receiving again the recv sees the close itself, after the bytes before it.
   if (result > 0 && !recv_armed_ && phase_ != Phase::closed) {
     HARK_LOG_DEBUG("connection %s: hung up while its receive was paused", peer_);
-    peer_gone_ = true;
-    begin_close();
+    drop();
   }
   update_receive();
   close_if_idle();
@@ -241,8 +235,7 @@ void Connection::recv_complete(int32_t result, uint32_t flags) {
     if (result < 0 && result != -ECONNRESET) {
       HARK_LOG_DEBUG("connection %s: recv failed: %s", peer_, strerror(-result));
     }
-    peer_gone_ = true;
-    begin_close();
+    drop();
   }
   update_receive();
   close_if_idle();
@@ -252,16 +245,16 @@ void Connection::recv_complete(int32_t result, uint32_t flags) {
 void Connection::received(std::span<const std::byte> bytes) {
   // After a rejected frame the rest of it (up to the size it announced) is not stored: the
   // connection closes once the error is written.
-  if (phase_ == Phase::closing || phase_ == Phase::closed || close_after_response_) return;
+  if (ending() || request_ == RequestState::answering_last) return;
   // Past the read-ahead bound only what the kernel delivered before the recv's cancel landed
   // (update_receive() pauses it).
   requests_.append(bytes);
-  if (!request_active_ && phase_ != Phase::migrating) next_request();
+  if (request_ == RequestState::idle && phase_ != Phase::migrating) next_request();
 }
 
 void Connection::next_request() {
-  HARK_ASSERT(!request_active_);
-  if (phase_ == Phase::closing || phase_ == Phase::closed) return;
+  HARK_ASSERT(request_ == RequestState::idle);
+  if (ending()) return;
   protocol::FrameScan scan = requests_.next();
   switch (scan.state) {
     case protocol::FrameState::need_more: return;
@@ -270,9 +263,8 @@ void Connection::next_request() {
       // bytes that follow cannot be trusted to start a frame (docs/wire.md §10).
       HARK_LOG_WARN("connection %s: %s frame of %u bytes rejected (%s); closing", peer_,
                     protocol::command_name(scan.code), scan.frame_size, error_name(scan.error));
-      request_active_ = true;
+      request_ = RequestState::answering_last;
       code_ = scan.code;
-      close_after_response_ = true;
       respond_error(scan.error);
       return;
     case protocol::FrameState::ready: start_request(scan.code, scan.payload); return;
@@ -281,36 +273,16 @@ void Connection::next_request() {
 }
 
 void Connection::start_request(uint32_t code, std::span<const std::byte> payload) {
-  request_active_ = true;
+  request_ = RequestState::answering;
   code_ = code;
   auto_commit_ = false;
+  Status status = ok_status();
   if (protocol::command_known(code) && !authenticated() &&
       !protocol::command_allowed_before_login(static_cast<protocol::Command>(code))) {
-    respond_error(Error::unauthenticated);
-    return;
+    status = Error::unauthenticated;
+  } else {
+    status = dispatch(code, payload);
   }
-  Result<protocol::DecodedRequest> decoded = protocol::decode_request(code, payload);
-  if (!decoded.ok()) {
-    HARK_LOG_DEBUG("connection %s: %s (%u) does not decode: %s", peer_,
-                   protocol::command_name(code), code, error_name(decoded.error()));
-    respond_error(decoded.error());
-    return;
-  }
-  if (decoded->trailing_bytes > 0) {
-    HARK_LOG_WARN("connection %s: %s request has %u trailing bytes (ignored)", peer_,
-                  protocol::command_name(code), decoded->trailing_bytes);
-  }
-  if (authenticated() && current_user() == nullptr) {
-    // The user was deleted since the login: its sessions end (as 0.8.0 drops its clients).
-    respond_error(Error::unauthenticated);
-    return;
-  }
-  const Status status = std::visit(
-      [this](auto& request) -> Status {
-        HARK_TRY(authorize_request(request));
-        return handle(request);
-      },
-      decoded->request);
   if (!status.ok()) respond_error(status.error());
 }
 
@@ -323,8 +295,8 @@ void Connection::submit(core::Operation& op) {
 void Connection::op_done() {
   HARK_ASSERT(op_busy_);
   op_busy_ = false;
-  if (migration_candidate_) decide_migration();
-  if (peer_gone_) {
+  if (migration_ == MigrationState::deciding) decide_migration();
+  if (phase_ == Phase::dropping) {
     close_if_idle();
     return;
   }
@@ -335,18 +307,17 @@ void Connection::send_done(Result<uint64_t> result) {
   shard_.collect();
   if (!result.ok()) {
     // A short or failed send: the client has no whole response, so no offset is stored.
-    if (result.error() == Error::task_timeout && phase_ != Phase::closing) {
+    if (result.error() == Error::task_timeout && !ending()) {
       // Not cancelled by a close: the client took nothing for limits.write_timeout.
       shard_.note_refusal(Refusal::write_timeout, peer_);
     } else {
       HARK_LOG_DEBUG("connection %s: response to %s not written: %s", peer_,
                      protocol::command_name(code_), error_name(result.error()));
     }
-    peer_gone_ = true;
-    begin_close();
+    drop();
     return;
   }
-  if (std::holds_alternative<ConnectionOp<core::Poll>>(op_)) {
+  if (op_.get_if<core::Poll>() != nullptr) {
     poll_sent();
     return;
   }
@@ -354,7 +325,7 @@ void Connection::send_done(Result<uint64_t> result) {
 }
 
 void Connection::poll_sent() {
-  const auto& poll = std::get<ConnectionOp<core::Poll>>(op_);
+  const core::Poll& poll = *op_.get_if<core::Poll>();
   if (!auto_commit_ || !poll.status().ok() || poll.result.messages.empty()) {
     finish_request();
     return;
@@ -378,7 +349,7 @@ void Connection::poll_sent() {
 }
 
 void Connection::store_polled_offset() {
-  const auto& poll = std::get<ConnectionOp<core::Poll>>(op_);
+  const core::Poll& poll = *op_.get_if<core::Poll>();
   HARK_ASSERT(!commit_busy_);
   HARK_ASSERT(!poll.result.messages.empty());
   commit_.consumer = poll.consumer;
@@ -409,21 +380,21 @@ void Connection::commit_done() {
 }
 
 void Connection::finish_request() {
-  HARK_ASSERT(request_active_);
+  HARK_ASSERT(request_ != RequestState::idle);
   HARK_ASSERT(!op_busy_);
-  op_.emplace<std::monostate>();  // Drops a poll's ReadView: the messages are written.
+  op_.reset();  // Drops a poll's ReadView: the messages are written.
   if (requests_.pinned()) requests_.release();
   if (out_.capacity() > RequestBuffer::keep_bytes_max) protocol::Bytes().swap(out_);
-  request_active_ = false;
-  if (close_after_response_ || login_overdue()) {
+  const RequestState finished = std::exchange(request_, RequestState::idle);
+  if (finished == RequestState::answering_last || login_overdue()) {
     begin_close();
     return;
   }
-  if (phase_ == Phase::closing) {
+  if (ending()) {
     close_if_idle();
     return;
   }
-  if (migrate_to_.has_value()) {
+  if (migration_ == MigrationState::moving) {
     begin_migration();
     return;
   }
@@ -431,21 +402,28 @@ void Connection::finish_request() {
   update_receive();  // Resumes a paused receive once the bytes ahead were taken.
 }
 
-void Connection::begin_close() {
-  if (phase_ == Phase::closed) return;
-  if (phase_ == Phase::migrating) shard_.migration_refused();  // A close wins over it.
-  if (phase_ != Phase::closing) enter(Phase::closing);
-  update_receive();
-  // Nobody reads the response under way: cancel it, so its memory goes now, not when (if ever)
-  // the client reads. (A server stop lets it finish, bounded by limits.write_timeout.)
-  if (peer_gone_ && sender_.busy()) shard_.ring().cancel(sender_);
-  if (peer_gone_ && op_busy_ && !poll_cancelled_ &&
-      std::holds_alternative<ConnectionOp<core::Poll>>(op_)) {
-    // A parked poll of a client that went away: cancel it (done() follows, maybe at once).
-    poll_cancelled_ = true;
-    shard_.broker().cancel(std::get<ConnectionOp<core::Poll>>(op_));
+void Connection::end_as(Phase next) {
+  HARK_ASSERT(next == Phase::closing || next == Phase::dropping);
+  // Dropping wins over closing, and a close over a migration under way.
+  if (phase_ != Phase::closed && phase_ != Phase::dropping && phase_ != next) {
+    if (phase_ == Phase::migrating) shard_.migration_refused();
+    enter(next);
+    update_receive();
+    if (next == Phase::dropping) cancel_in_flight();
   }
   close_if_idle();
+}
+
+void Connection::cancel_in_flight() {
+  // Nobody reads the response under way: cancel it, so its memory goes now, not when (if ever)
+  // the client reads. (Closing lets it finish, bounded by limits.write_timeout.)
+  if (sender_.busy()) shard_.ring().cancel(sender_);
+  core::Poll* const poll = op_.get_if<core::Poll>();
+  if (op_busy_ && !poll_cancelled_ && poll != nullptr) {
+    // A parked poll of a client that went away: cancel it (done() follows, maybe at once).
+    poll_cancelled_ = true;
+    shard_.broker().cancel(*poll);
+  }
 }
 
 void Connection::leave_done() {
@@ -459,7 +437,7 @@ void Connection::leave_done() {
 }
 
 void Connection::close_if_idle() {
-  if (phase_ != Phase::closing || busy()) return;
+  if ((phase_ != Phase::closing && phase_ != Phase::dropping) || busy()) return;
   if (joined_group_ && !shard_.stopping()) {
     // A member that goes away leaves its groups, so their partitions are dealt to the members
     // left. The connection stays until the broker is done with it. (At shutdown the broker
@@ -481,27 +459,34 @@ void Connection::close_if_idle() {
   shard_.retire(*this);
 }
 
+void Connection::may_decide_migration(bool names_one_partition) {
+  if (names_one_partition && migration_ == MigrationState::undecided) {
+    migration_ = MigrationState::deciding;
+  }
+}
+
 void Connection::decide_migration() {
-  migration_candidate_ = false;
   const Status* status = nullptr;
   std::optional<ShardId> owner;
-  if (const auto* append = std::get_if<ConnectionOp<core::Append>>(&op_)) {
+  if (const core::Append* append = op_.get_if<core::Append>()) {
     status = &append->status();
     owner = append->owner_shard;
-  } else if (const auto* poll = std::get_if<ConnectionOp<core::Poll>>(&op_)) {
+  } else if (const core::Poll* poll = op_.get_if<core::Poll>()) {
     status = &poll->status();
     owner = poll->result.owner_shard;
   }
   // A failed request (no such partition yet) decides nothing: the next one may.
+  migration_ = MigrationState::undecided;
   if (status == nullptr || !status->ok() || !owner.has_value()) return;
-  migration_decided_ = true;
+  migration_ = MigrationState::staying;
   // A group member's partitions change with every rebalance: it stays where it is.
   if (*owner == shard_.id() || joined_group_ || !shard_.options().migrate_connections) return;
-  migrate_to_ = owner;
+  migration_ = MigrationState::moving;
+  migrate_to_ = *owner;
 }
 
 void Connection::begin_migration() {
-  HARK_ASSERT(!request_active_);
+  HARK_ASSERT(request_ == RequestState::idle);
   enter(Phase::migrating);
   // Bytes already received come with it; the kernel keeps the rest in the socket until the
   // new shard receives.
@@ -519,7 +504,7 @@ void Connection::migrate_if_ready() {
                         .authenticated = authenticated(),
                         .user_id = user_id_,
                         .migration_decided = true};
-  const ShardId target = *migrate_to_;
+  const ShardId target = migrate_to_;
   fd_ = -1;
   registered_ = false;  // The target shard updates the registry's entry.
   enter(Phase::closed);

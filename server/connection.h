@@ -1,8 +1,10 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +28,7 @@
 #include "hark/protocol/user_requests.h"
 #include "hark/protocol/writer.h"
 #include "hark/server/client_registry.h"
+#include "hark/server/command_table.h"
 #include "hark/server/request_buffer.h"
 #include "hark/server/users/auth_pool.h"
 #include "hark/server/users/login_throttle.h"
@@ -56,14 +59,35 @@ struct ConnectionState {
 //        |   ^                  |  |                   |                         ^
 //        |   +----logout--------+  |                   |                         |
 //        +----------------------> closing <------------+ --nothing in flight-----+
+//        +----------------------> dropping <-----------+ --nothing in flight-----+
+//                       (from serving and closing too)
 enum class Phase : uint8_t {
   awaiting_login,  // Not logged in: counted as unauthenticated; the login deadline runs.
   serving,         // Logged in: requests are read and answered.
   migrating,       // No new request is read; moves to another shard once nothing is in flight.
-  closing,         // No new request is read; closes once nothing is in flight.
+  closing,         // No new request is read; what is in flight is answered, then it closes.
+  dropping,        // The peer is gone (or must not be answered): nothing more is sent, what is
+                   // in flight is cancelled; closes once nothing is in flight.
   closed,          // Socket closed or handed to another shard; freed at the next collect().
 };
 std::string_view phase_name(Phase phase);
+
+// The request a connection is answering (at most one at a time), in any phase.
+enum class RequestState : uint8_t {
+  idle,            // Between requests: the next frame may be read.
+  answering,       // From a frame's start until its response is written.
+  answering_last,  // A rejected frame's error: the connection closes once it is written, and
+                   // what the client sends meanwhile is dropped.
+};
+
+// Whether the connection moves to the shard that owns the one partition it uses
+// (docs/architecture.md §6). Decided at most once.
+enum class MigrationState : uint8_t {
+  undecided,  // The next successful send or poll that names one partition decides it.
+  deciding,   // The request in flight is such a send or poll: its done() decides.
+  staying,    // Decided (or adopted from another shard): never moves again.
+  moving,     // Decided: moves once this response is written (Phase::migrating).
+};
 
 // The list of a shard's connections awaiting login, oldest first (ShardServer).
 struct UnauthenticatedTag {};
@@ -77,6 +101,73 @@ class ConnectionOp final : public Op {
 
  private:
   Connection& connection_;
+};
+
+// The largest operation (and alignment) of a row of commands.inc: the size of a connection's
+// OpSlot.
+inline constexpr size_t op_slot_size = std::max({
+#define HARK_COMMAND(name, request, kind, operation, access, applied) \
+  HARK_COMMAND_SIZE_##kind(operation),
+#include "hark/server/commands.inc"
+#undef HARK_COMMAND
+});
+inline constexpr size_t op_slot_align = std::max({
+#define HARK_COMMAND(name, request, kind, operation, access, applied) \
+  HARK_COMMAND_ALIGN_##kind(operation),
+#include "hark/server/commands.inc"
+#undef HARK_COMMAND
+});
+
+// The operation of the request a connection is answering, built in place: one slot big enough
+// for any row's operation, so no request allocates one, and no list of operation types to keep
+// in step with the table. `answer` is the row's way to answer the operation once it succeeded.
+class OpSlot {
+ public:
+  using Answer = void (*)(Connection& connection, const core::Operation& op);
+
+  OpSlot() = default;
+  ~OpSlot() { reset(); }
+  OpSlot(const OpSlot&) = delete;
+  OpSlot& operator=(const OpSlot&) = delete;
+
+  template <typename Operation>
+  ConnectionOp<Operation>& emplace(Connection& connection, Answer respond) {
+    static_assert(sizeof(ConnectionOp<Operation>) <= op_slot_size);
+    static_assert(alignof(ConnectionOp<Operation>) <= op_slot_align);
+    reset();
+    auto* op = ::new (storage_.data()) ConnectionOp<Operation>(connection);
+    op_ = op;
+    answer_ = respond;
+    type_ = &type_tag<Operation>;
+    return *op;
+  }
+  // Destroys the operation (a poll's ReadView goes with it).
+  void reset() {
+    if (op_ == nullptr) return;
+    op_->~Operation();
+    op_ = nullptr;
+    answer_ = nullptr;
+    type_ = nullptr;
+  }
+  bool empty() const { return op_ == nullptr; }
+  // The operation if it is an `Operation` (the poll's and the send's special handling), else
+  // null.
+  template <typename Operation>
+  Operation* get_if() {
+    return type_ == &type_tag<Operation> ? static_cast<ConnectionOp<Operation>*>(op_) : nullptr;
+  }
+  // Requires: !empty().
+  const Status& status() const { return op_->status(); }
+  void answer(Connection& connection) const { answer_(connection, *op_); }
+
+ private:
+  template <typename Operation>
+  static constexpr char type_tag = 0;  // Its address names the type.
+
+  alignas(op_slot_align) std::array<std::byte, op_slot_size> storage_{};
+  core::Operation* op_ = nullptr;
+  Answer answer_ = nullptr;
+  const char* type_ = nullptr;
 };
 
 // The StoreOffset a connection submits after a poll response with auto_commit was written.
@@ -143,19 +234,20 @@ class UserJob final : public AuthJob {
 // copied into the RequestBuffer and the ring buffer recycled. Past that bound the recv is
 // cancelled (the socket's buffer then pushes back on the client) and a poll for POLLRDHUP
 // stands in for it, so a disconnect is still seen at once, even behind a parked poll. Requests: a
-// complete frame is decoded and turned into an Operation (dispatch.h), held in `op_` until its
+// complete frame goes to its row of commands.inc (connection_commands.cc): decoded, authorized,
+// then its handler answers it or fills an Operation (dispatch.h), held in `op_` until its
 // response is written; the next frame is not looked at before that. Responses go out through one
 // io::Sender; a poll's messages are sent from the broker's ReadView without a copy. After a poll
 // response with auto_commit is written whole, the last offset is stored (AutoCommit) before the
 // next request is read.
 //
-// Lifecycle (Phase): start() -> awaiting_login -> serving -> closing (peer gone, a send failed
-// or stalled past the write timeout, the login deadline passed, evicted, a rejected frame was
-// answered, or the server stops) -> closed once nothing is in flight (no recv, poll, send,
-// operation or auto-commit): the fd is closed and the ShardServer frees the object at its next
-// safe point, never from inside one of the object's own callbacks. A close for a peer that is
-// gone cancels the send in flight, so its memory goes at once. Data plane: no allocation per
-// request once buffers have grown (control-plane responses reuse one Bytes).
+// Lifecycle (Phase): start() -> awaiting_login -> serving -> closing (the login deadline passed,
+// a rejected frame was answered, or the server stops) or dropping (peer gone, a send failed or
+// stalled past the write timeout, evicted, shard teardown) -> closed once nothing is in flight
+// (busy()): the fd is closed and the ShardServer frees the object at its next safe point, never
+// from inside one of the object's own callbacks. Dropping cancels the send in flight (its memory
+// goes at once) and a parked poll. Data plane: no allocation per request once buffers have grown
+// (the operation is built in the connection's OpSlot; control-plane responses reuse one Bytes).
 class Connection final : public ListHook<>,
                          public ListHook<UnauthenticatedTag>,
                          private io::SendDone {
@@ -187,6 +279,9 @@ class Connection final : public ListHook<>,
   // True while the broker or the AuthPool may still call back (an operation, an auto-commit,
   // the leaving of its groups or a user command in flight).
   bool broker_busy() const { return op_busy_ || commit_busy_ || leave_busy_ || user_busy_; }
+  // True while the kernel, the broker or the AuthPool may still call back: the connection
+  // cannot close, migrate or be freed.
+  bool busy() const { return recv_armed_ || hangup_armed_ || sender_.busy() || broker_busy(); }
   uint32_t client_id() const { return client_id_; }
   const std::string& peer() const { return peer_; }
 
@@ -223,23 +318,6 @@ class Connection final : public ListHook<>,
     Connection& connection_;
   };
 
-  using Op =
-      std::variant<std::monostate, ConnectionOp<core::CreateStream>,
-                   ConnectionOp<core::DeleteStream>, ConnectionOp<core::PurgeStream>,
-                   ConnectionOp<core::GetStream>, ConnectionOp<core::GetStreams>,
-                   ConnectionOp<core::CreateTopic>, ConnectionOp<core::DeleteTopic>,
-                   ConnectionOp<core::PurgeTopic>, ConnectionOp<core::GetTopic>,
-                   ConnectionOp<core::GetTopics>, ConnectionOp<core::Append>,
-                   ConnectionOp<core::Poll>, ConnectionOp<core::StoreOffset>,
-                   ConnectionOp<core::GetOffset>, ConnectionOp<core::UpdateStream>,
-                   ConnectionOp<core::UpdateTopic>, ConnectionOp<core::CreatePartitions>,
-                   ConnectionOp<core::DeletePartitions>, ConnectionOp<core::DeleteSegments>,
-                   ConnectionOp<core::FlushUnsavedBuffer>, ConnectionOp<core::DeleteOffset>,
-                   ConnectionOp<core::CreateConsumerGroup>, ConnectionOp<core::DeleteConsumerGroup>,
-                   ConnectionOp<core::GetConsumerGroup>, ConnectionOp<core::GetConsumerGroups>,
-                   ConnectionOp<core::JoinConsumerGroup>, ConnectionOp<core::LeaveConsumerGroup>,
-                   ConnectionOp<core::GetStats>, ConnectionOp<core::GetMemberGroups>>;
-
   // Completions and callbacks: the ring's (recv, send) and the broker's (op, auto-commit).
   void recv_complete(int32_t result, uint32_t flags);
   void send_done(Result<uint64_t> result) override;
@@ -256,6 +334,10 @@ class Connection final : public ListHook<>,
   bool login_overdue() const;
   void logged_out();
   bool authenticated() const { return user_id_ != UINT32_MAX; }
+  // closing or dropping: no new request is read.
+  bool ending() const {
+    return phase_ == Phase::closing || phase_ == Phase::dropping || phase_ == Phase::closed;
+  }
   // Arms, pauses (hang-up poll) or stops the receive as the phase and read-ahead require.
   void update_receive();
   void arm_recv();
@@ -263,79 +345,49 @@ class Connection final : public ListHook<>,
   void arm_hangup();
   void stop_hangup();
   void hangup_complete(int32_t result);
-  // Something the kernel or the broker may still call back for.
-  bool busy() const;
   void received(std::span<const std::byte> bytes);
   void next_request();
   void start_request(uint32_t code, std::span<const std::byte> payload);
   void finish_request();
   void poll_sent();
   void store_polled_offset();
-  void begin_close();
+  // Closes once nothing is in flight: closing answers what is in flight first, dropping
+  // cancels it (the peer is gone).
+  void begin_close() { end_as(Phase::closing); }
+  void drop() { end_as(Phase::dropping); }
+  void end_as(Phase next);
+  void cancel_in_flight();
   void close_if_idle();
   // Migration (docs/architecture.md §6): decided by the first successful send or poll that
   // names one partition, carried out between requests once nothing is in flight.
+  void may_decide_migration(bool names_one_partition);
   void decide_migration();
   void begin_migration();
   void migrate_if_ready();
 
-  // One per request type this server implements (connection_requests.cc). Ok: a response is
-  // under way. An error: answer it.
-  Status handle(const protocol::PingRequest& request);
-  Status handle(const protocol::LoginUserRequest& request);
-  Status handle(const protocol::LogoutUserRequest& request);
-  Status handle(const protocol::CreateStreamRequest& request);
-  Status handle(const protocol::GetStreamRequest& request);
-  Status handle(const protocol::GetStreamsRequest& request);
-  Status handle(const protocol::DeleteStreamRequest& request);
-  Status handle(const protocol::PurgeStreamRequest& request);
-  Status handle(const protocol::CreateTopicRequest& request);
-  Status handle(const protocol::GetTopicRequest& request);
-  Status handle(const protocol::GetTopicsRequest& request);
-  Status handle(const protocol::DeleteTopicRequest& request);
-  Status handle(const protocol::PurgeTopicRequest& request);
-  Status handle(const protocol::SendMessagesRequest& request);
-  Status handle(const protocol::PollMessagesRequest& request);
-  Status handle(const protocol::GetConsumerOffsetRequest& request);
-  Status handle(const protocol::StoreConsumerOffsetRequest& request);
-  // connection_admin.cc: the rest of the catalog, segments, groups, clients and the system.
-  Status handle(const protocol::UpdateStreamRequest& request);
-  Status handle(const protocol::UpdateTopicRequest& request);
-  Status handle(const protocol::CreatePartitionsRequest& request);
-  Status handle(const protocol::DeletePartitionsRequest& request);
-  Status handle(const protocol::DeleteSegmentsRequest& request);
-  Status handle(const protocol::FlushUnsavedBufferRequest& request);
-  Status handle(const protocol::DeleteConsumerOffsetRequest& request);
-  Status handle(const protocol::CreateConsumerGroupRequest& request);
-  Status handle(const protocol::DeleteConsumerGroupRequest& request);
-  Status handle(const protocol::GetConsumerGroupRequest& request);
-  Status handle(const protocol::GetConsumerGroupsRequest& request);
-  Status handle(const protocol::JoinConsumerGroupRequest& request);
-  Status handle(const protocol::LeaveConsumerGroupRequest& request);
-  Status handle(const protocol::GetStatsRequest& request);
-  Status handle(const protocol::GetMeRequest& request);
-  Status handle(const protocol::GetClientRequest& request);
-  Status handle(const protocol::GetClientsRequest& request);
-  Status handle(const protocol::GetClusterMetadataRequest& request);
-  // connection_users.cc: users, permissions, tokens, logins.
-  Status handle(const protocol::GetUserRequest& request);
-  Status handle(const protocol::GetUsersRequest& request);
-  Status handle(const protocol::CreateUserRequest& request);
-  Status handle(const protocol::DeleteUserRequest& request);
-  Status handle(const protocol::UpdateUserRequest& request);
-  Status handle(const protocol::UpdatePermissionsRequest& request);
-  Status handle(const protocol::ChangePasswordRequest& request);
-  Status handle(const protocol::GetPersonalAccessTokensRequest& request);
-  Status handle(const protocol::CreatePersonalAccessTokenRequest& request);
-  Status handle(const protocol::DeletePersonalAccessTokenRequest& request);
-  Status handle(const protocol::LoginWithPersonalAccessTokenRequest& request);
-  // Every other known command (snapshots) is not implemented.
-  template <typename Request>
-  Status handle(const Request& /*request*/) {
-    return Error::feature_unavailable;
-  }
-  template <typename Operation>
-  ConnectionOp<Operation>& start_op();
+  // The rows of commands.inc (connection_commands.cc): code → decode → authorize → handler.
+  // Ok: a response is under way. An error: answer it.
+  Status dispatch(uint32_t code, std::span<const std::byte> payload);
+  template <typename Request, typename Handler>
+  Status run(std::span<const std::byte> payload, Handler handler);
+  // A command of the protocol without a row (snapshots): decoded, then FeatureUnavailable.
+  Status run_unlisted(uint32_t code, std::span<const std::byte> payload);
+  // After the decode: logs its failure or trailing bytes; a user deleted since the login is
+  // logged out (unauthenticated).
+  Status decoded(uint32_t code, const Status& status, size_t trailing_bytes);
+  // An op or op_result row: fills the operation with the row's handler and submits it.
+  template <typename Operation, typename Request>
+  Status start_op(const Request& request, Status (Connection::*fill)(const Request&, Operation&),
+                  OpSlot::Answer answer);
+
+  // The handlers, one per row (connection_requests.cc, connection_admin.cc,
+  // connection_users.cc); command_table.h says what each kind declares.
+#define HARK_COMMAND(name, request, kind, operation, access, applied) \
+  HARK_COMMAND_DECLARE_##kind(name, request, operation)
+#include "hark/server/commands.inc"
+#undef HARK_COMMAND
+  void respond_client_details(const core::GetMemberGroups& op);
+
   // Hands `request` to the AuthPool (connection_users.cc); user_done() answers. Errors:
   // feature_unavailable when the pool's queue is full.
   [[nodiscard]] Status submit_user_job(UserJob::Request request);
@@ -354,26 +406,8 @@ class Connection final : public ListHook<>,
                           protocol::Identifier* topic);
   void submit(core::Operation& op);
 
-  // Responses (connection_requests.cc, connection_admin.cc): one per operation whose answer
-  // has a payload; every other operation answers an empty OK.
+  // Responses (connection_requests.cc).
   void respond_to_op();
-  template <typename Operation>
-  void respond_done(const ConnectionOp<Operation>& /*op*/) {
-    respond_ok();
-  }
-  void respond_done(const ConnectionOp<core::CreateStream>& op);
-  void respond_done(const ConnectionOp<core::GetStream>& op);
-  void respond_done(const ConnectionOp<core::GetStreams>& op);
-  void respond_done(const ConnectionOp<core::CreateTopic>& op);
-  void respond_done(const ConnectionOp<core::GetTopic>& op);
-  void respond_done(const ConnectionOp<core::GetTopics>& op);
-  void respond_done(const ConnectionOp<core::Poll>& op);
-  void respond_done(const ConnectionOp<core::GetOffset>& op);
-  void respond_done(const ConnectionOp<core::CreateConsumerGroup>& op);
-  void respond_done(const ConnectionOp<core::GetConsumerGroup>& op);
-  void respond_done(const ConnectionOp<core::GetConsumerGroups>& op);
-  void respond_done(const ConnectionOp<core::GetStats>& op);
-  void respond_done(const ConnectionOp<core::GetMemberGroups>& op);
   void respond_ok();
   void respond_error(Error error);
   // Encodes `response` into out_ and sends it (or the error if it cannot be encoded).
@@ -391,12 +425,15 @@ class Connection final : public ListHook<>,
   const uint32_t client_id_;
   std::string peer_;
   Phase phase_;
+  RequestState request_ = RequestState::idle;
+  MigrationState migration_;
+  ShardId migrate_to_{};  // While migration_ is moving.
   Receive receive_{*this};
   Hangup hangup_{*this};
   LoginDeadline login_deadline_{*this};
   io::Sender sender_;
   RequestBuffer requests_;
-  Op op_;
+  OpSlot op_;
   AutoCommit commit_{*this};
   LeaveGroups leave_{*this};
   UserJob user_job_{*this};
@@ -412,25 +449,23 @@ class Connection final : public ListHook<>,
   protocol::Bytes out_;  // Encoded control-plane responses; capacity reused.
 
   uint32_t code_ = 0;            // Of the request being answered.
-  bool request_active_ = false;  // From a frame's start until its response is written.
   bool auto_commit_ = false;     // The current request is a poll with auto_commit.
+  bool poll_cancelled_ = false;  // The current poll was cancelled (or must not be).
+  // What may still call back, one flag per callback the object must outlive (busy()): these
+  // overlap freely (a recv stays armed while an operation runs; an auto-commit may still run
+  // when the next request's operation starts), so they are not phases.
   bool recv_armed_ = false;      // Until the multishot's last CQE.
   bool recv_cancelled_ = false;  // Its cancel is under way.
   bool hangup_armed_ = false;
   bool hangup_cancelled_ = false;
-  bool op_busy_ = false;      // Submitted, done() not yet called.
-  bool commit_busy_ = false;  // The AutoCommit is submitted.
-  bool commit_waiting_ = false;
+  bool op_busy_ = false;         // Submitted, done() not yet called.
+  bool commit_busy_ = false;     // The AutoCommit is submitted.
+  bool commit_waiting_ = false;  // Another auto-commit is to follow it (implies commit_busy_).
+  bool leave_busy_ = false;      // The LeaveGroups is submitted.
+  bool user_busy_ = false;       // The UserJob is with the AuthPool.
+  // Facts about the client, not phases.
   bool joined_group_ = false;  // Asked to join a group: leave every group on close.
-  bool leave_busy_ = false;    // The LeaveGroups is submitted.
-  bool user_busy_ = false;     // The UserJob is with the AuthPool.
   bool registered_ = false;    // Listed in the ClientRegistry.
-  bool poll_cancelled_ = false;
-  bool close_after_response_ = false;
-  bool migration_decided_ = false;     // Migrated, or chose not to: never again.
-  bool migration_candidate_ = false;   // The current request may decide it.
-  std::optional<ShardId> migrate_to_;  // Decided: move there after this response.
-  bool peer_gone_ = false;             // Nothing more is sent.
 };
 
 template <typename Op>
@@ -457,12 +492,6 @@ Status Connection::authorize_request(Request& request) {
     }
   }
   return authorize_target(Request::code, stream, topic);
-}
-
-template <typename Operation>
-ConnectionOp<Operation>& Connection::start_op() {
-  HARK_ASSERT(!op_busy_);
-  return op_.emplace<ConnectionOp<Operation>>(*this);
 }
 
 }  // namespace hark::server

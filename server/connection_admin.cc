@@ -1,6 +1,7 @@
-// Connection's handlers for the rest of Iggy 0.8.0's commands: updates of the catalog,
-// partitions and segments, flush, offset deletion, consumer groups, clients, stats and cluster
-// metadata. Control plane: these allocate freely (responses are small and rare).
+// Connection's handlers for the rest of Iggy 0.8.0's commands, one per row of commands.inc: ping,
+// updates of the catalog, partitions and segments, flush, offset deletion, consumer groups,
+// clients, stats and cluster metadata. Control plane: these allocate freely (responses are
+// small and rare).
 #include <cstdint>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "hark/protocol/codec.h"
 #include "hark/protocol/group_responses.h"
 #include "hark/protocol/system_responses.h"
+#include "hark/server/command_table.h"
 #include "hark/server/connection.h"
 #include "hark/server/dispatch.h"
 #include "hark/server/process_stats.h"
@@ -16,174 +18,78 @@
 
 namespace hark::server {
 
-Status Connection::handle(const protocol::UpdateStreamRequest& request) {
-  auto& op = start_op<core::UpdateStream>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
+Status Connection::ping(const protocol::PingRequest& /*request*/) {
+  respond_ok();
+  return ok_status();
+}
+
+Status Connection::update_stream(const protocol::UpdateStreamRequest& request,
+                                 core::UpdateStream& op) {
+  HARK_TRY(fill_ids(request, op));
   op.name = request.name;
-  submit(op);
   return ok_status();
 }
 
-Status Connection::handle(const protocol::UpdateTopicRequest& request) {
-  auto& op = start_op<core::UpdateTopic>();
-  HARK_TRY(fill_update_topic(request, op));
-  submit(op);
-  return ok_status();
+Status Connection::update_topic(const protocol::UpdateTopicRequest& request,
+                                core::UpdateTopic& op) {
+  return fill_update_topic(request, op);
 }
 
-Status Connection::handle(const protocol::CreatePartitionsRequest& request) {
-  auto& op = start_op<core::CreatePartitions>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
+Status Connection::create_partitions(const protocol::CreatePartitionsRequest& request,
+                                     core::CreatePartitions& op) {
+  HARK_TRY(fill_ids(request, op));
   op.count = request.partitions_count;
-  submit(op);
   return ok_status();
 }
 
-Status Connection::handle(const protocol::DeletePartitionsRequest& request) {
-  auto& op = start_op<core::DeletePartitions>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
+Status Connection::delete_partitions(const protocol::DeletePartitionsRequest& request,
+                                     core::DeletePartitions& op) {
+  HARK_TRY(fill_ids(request, op));
   op.count = request.partitions_count;
-  submit(op);
   return ok_status();
 }
 
-Status Connection::handle(const protocol::DeleteSegmentsRequest& request) {
-  auto& op = start_op<core::DeleteSegments>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  op.partition = request.partition_id;
+Status Connection::delete_segments(const protocol::DeleteSegmentsRequest& request,
+                                   core::DeleteSegments& op) {
+  HARK_TRY(fill_ids(request, op));
   op.count = request.segments_count;
-  submit(op);
   return ok_status();
 }
 
-Status Connection::handle(const protocol::FlushUnsavedBufferRequest& request) {
-  auto& op = start_op<core::FlushUnsavedBuffer>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  op.partition = request.partition_id;
+Status Connection::flush_unsaved_buffer(const protocol::FlushUnsavedBufferRequest& request,
+                                        core::FlushUnsavedBuffer& op) {
+  HARK_TRY(fill_ids(request, op));
   op.fsync = request.fsync;
-  submit(op);
   return ok_status();
 }
 
-Status Connection::handle(const protocol::DeleteConsumerOffsetRequest& request) {
-  auto& op = start_op<core::DeleteOffset>();
-  HARK_TRY(fill_consumer(request.consumer, op.consumer, op.group));
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  op.partition = request.partition_id;
-  submit(op);
-  return ok_status();
+Status Connection::delete_consumer_offset(const protocol::DeleteConsumerOffsetRequest& request,
+                                          core::DeleteOffset& op) {
+  return fill_ids(request, op);
 }
 
-Status Connection::handle(const protocol::CreateConsumerGroupRequest& request) {
-  auto& op = start_op<core::CreateConsumerGroup>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
+Status Connection::create_consumer_group(const protocol::CreateConsumerGroupRequest& request,
+                                         core::CreateConsumerGroup& op) {
+  HARK_TRY(fill_ids(request, op));
   op.name = request.name;
-  submit(op);
   return ok_status();
 }
 
-Status Connection::handle(const protocol::DeleteConsumerGroupRequest& request) {
-  auto& op = start_op<core::DeleteConsumerGroup>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  HARK_TRY_ASSIGN(op.group, name_or_id(request.group_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetConsumerGroupRequest& request) {
-  auto& op = start_op<core::GetConsumerGroup>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  HARK_TRY_ASSIGN(op.group, name_or_id(request.group_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetConsumerGroupsRequest& request) {
-  auto& op = start_op<core::GetConsumerGroups>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::JoinConsumerGroupRequest& request) {
-  auto& op = start_op<core::JoinConsumerGroup>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  HARK_TRY_ASSIGN(op.group, name_or_id(request.group_id));
-  op.member = client_id_;
-  // Set before the answer: a join that fails makes the leave at close a harmless no-op.
-  joined_group_ = true;
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::LeaveConsumerGroupRequest& request) {
-  auto& op = start_op<core::LeaveConsumerGroup>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  HARK_TRY_ASSIGN(op.group, name_or_id(request.group_id));
-  op.member = client_id_;
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetStatsRequest& /*request*/) {
-  submit(start_op<core::GetStats>());
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetMeRequest& /*request*/) {
-  clients_.clear();
-  ClientInfo me = shard_.clients().find(client_id_).value_or(ClientInfo{});
-  me.client_id = client_id_;
-  clients_.push_back(std::move(me));
-  auto& op = start_op<core::GetMemberGroups>();
-  op.member = client_id_;
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetClientRequest& request) {
-  clients_.clear();
-  std::optional<ClientInfo> client = shard_.clients().find(request.client_id);
-  if (!client) {
-    respond_ok();  // An unknown client: OK with an empty payload, as in Iggy 0.8.0.
-    return ok_status();
-  }
-  clients_.push_back(std::move(*client));
-  auto& op = start_op<core::GetMemberGroups>();
-  op.member = request.client_id;
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetClientsRequest& /*request*/) {
-  clients_ = shard_.clients().list();
-  auto& op = start_op<core::GetMemberGroups>();
-  op.member.reset();
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetClusterMetadataRequest& /*request*/) {
-  respond_encoded(cluster_metadata_response(shard_.options()));
-  return ok_status();
-}
-
-void Connection::respond_done(const ConnectionOp<core::CreateConsumerGroup>& op) {
+void Connection::respond_create_consumer_group(const core::CreateConsumerGroup& op) {
   respond_encoded(group_response(op.group));
 }
 
-void Connection::respond_done(const ConnectionOp<core::GetConsumerGroup>& op) {
+Status Connection::delete_consumer_group(const protocol::DeleteConsumerGroupRequest& request,
+                                         core::DeleteConsumerGroup& op) {
+  return fill_ids(request, op);
+}
+
+Status Connection::get_consumer_group(const protocol::GetConsumerGroupRequest& request,
+                                      core::GetConsumerGroup& op) {
+  return fill_ids(request, op);
+}
+
+void Connection::respond_get_consumer_group(const core::GetConsumerGroup& op) {
   // A missing group is OK with an empty payload, as in Iggy 0.8.0.
   if (op.result) {
     respond_encoded(group_details_response(*op.result));
@@ -192,11 +98,36 @@ void Connection::respond_done(const ConnectionOp<core::GetConsumerGroup>& op) {
   }
 }
 
-void Connection::respond_done(const ConnectionOp<core::GetConsumerGroups>& op) {
+Status Connection::get_consumer_groups(const protocol::GetConsumerGroupsRequest& request,
+                                       core::GetConsumerGroups& op) {
+  return fill_ids(request, op);
+}
+
+void Connection::respond_get_consumer_groups(const core::GetConsumerGroups& op) {
   respond_encoded(groups_response(op.groups));
 }
 
-void Connection::respond_done(const ConnectionOp<core::GetStats>& op) {
+Status Connection::join_consumer_group(const protocol::JoinConsumerGroupRequest& request,
+                                       core::JoinConsumerGroup& op) {
+  HARK_TRY(fill_ids(request, op));
+  op.member = client_id_;
+  // Set before the answer: a join that fails makes the leave at close a harmless no-op.
+  joined_group_ = true;
+  return ok_status();
+}
+
+Status Connection::leave_consumer_group(const protocol::LeaveConsumerGroupRequest& request,
+                                        core::LeaveConsumerGroup& op) {
+  HARK_TRY(fill_ids(request, op));
+  op.member = client_id_;
+  return ok_status();
+}
+
+Status Connection::get_stats(const protocol::GetStatsRequest& /*request*/, core::GetStats& /*op*/) {
+  return ok_status();
+}
+
+void Connection::respond_get_stats(const core::GetStats& op) {
   const StatsContext context{.started_at = shard_.started_at(),
                              .now = shard_.realtime_now(),
                              .clients_count = shard_.clients().count(),
@@ -205,14 +136,54 @@ void Connection::respond_done(const ConnectionOp<core::GetStats>& op) {
   respond_encoded(stats_response(op.stats, context));
 }
 
-void Connection::respond_done(const ConnectionOp<core::GetMemberGroups>& op) {
-  if (code_ == protocol::command_code(protocol::Command::get_clients)) {
-    respond_encoded(clients_response(clients_, op.memberships));
+Status Connection::get_me(const protocol::GetMeRequest& /*request*/, core::GetMemberGroups& op) {
+  clients_.clear();
+  ClientInfo me = shard_.clients().find(client_id_).value_or(ClientInfo{});
+  me.client_id = client_id_;
+  clients_.push_back(std::move(me));
+  op.member = client_id_;
+  return ok_status();
+}
+
+void Connection::respond_get_me(const core::GetMemberGroups& op) { respond_client_details(op); }
+
+Status Connection::get_client(const protocol::GetClientRequest& request,
+                              core::GetMemberGroups& op) {
+  clients_.clear();
+  std::optional<ClientInfo> client = shard_.clients().find(request.client_id);
+  // An unknown client: OK with an empty payload, as in Iggy 0.8.0 (respond_client_details).
+  if (client) clients_.push_back(std::move(*client));
+  op.member = request.client_id;
+  return ok_status();
+}
+
+void Connection::respond_get_client(const core::GetMemberGroups& op) { respond_client_details(op); }
+
+void Connection::respond_client_details(const core::GetMemberGroups& op) {
+  HARK_ASSERT(clients_.size() <= 1);
+  if (clients_.empty()) {
+    respond_ok();
   } else {
-    HARK_ASSERT(clients_.size() == 1);
     respond_encoded(client_details_response(clients_.front(), op.memberships));
   }
   clients_.clear();
+}
+
+Status Connection::get_clients(const protocol::GetClientsRequest& /*request*/,
+                               core::GetMemberGroups& op) {
+  clients_ = shard_.clients().list();
+  op.member.reset();
+  return ok_status();
+}
+
+void Connection::respond_get_clients(const core::GetMemberGroups& op) {
+  respond_encoded(clients_response(clients_, op.memberships));
+  clients_.clear();
+}
+
+Status Connection::get_cluster_metadata(const protocol::GetClusterMetadataRequest& /*request*/) {
+  respond_encoded(cluster_metadata_response(shard_.options()));
+  return ok_status();
 }
 
 }  // namespace hark::server

@@ -1,169 +1,34 @@
-// Connection's request handlers and responses: each decoded request becomes an Operation
-// (or an immediate answer), and each finished Operation becomes a response frame.
+// Connection's handlers for the data plane (messages, offsets) and the streams and topics, one
+// per row of commands.inc: each fills its Operation, and each respond_* turns a finished one
+// into its response frame. Then the responses' common parts.
 #include <cstdint>
-#include <type_traits>
-#include <variant>
 
 #include "hark/core/base/assert.h"
 #include "hark/core/base/log.h"
 #include "hark/protocol/codec.h"
 #include "hark/protocol/system_responses.h"
+#include "hark/server/command_table.h"
 #include "hark/server/connection.h"
 #include "hark/server/dispatch.h"
 #include "hark/server/shard_server.h"
 
 namespace hark::server {
 
-Status Connection::handle(const protocol::PingRequest& /*request*/) {
-  respond_ok();
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::CreateStreamRequest& request) {
-  auto& op = start_op<core::CreateStream>();
+Status Connection::create_stream(const protocol::CreateStreamRequest& request,
+                                 core::CreateStream& op) {
   op.name = request.name;
-  submit(op);
   return ok_status();
 }
 
-Status Connection::handle(const protocol::GetStreamRequest& request) {
-  auto& op = start_op<core::GetStream>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetStreamsRequest& /*request*/) {
-  submit(start_op<core::GetStreams>());
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::DeleteStreamRequest& request) {
-  auto& op = start_op<core::DeleteStream>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::PurgeStreamRequest& request) {
-  auto& op = start_op<core::PurgeStream>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::CreateTopicRequest& request) {
-  auto& op = start_op<core::CreateTopic>();
-  HARK_TRY(fill_create_topic(request, op));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetTopicRequest& request) {
-  auto& op = start_op<core::GetTopic>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetTopicsRequest& request) {
-  auto& op = start_op<core::GetTopics>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::DeleteTopicRequest& request) {
-  auto& op = start_op<core::DeleteTopic>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::PurgeTopicRequest& request) {
-  auto& op = start_op<core::PurgeTopic>();
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::SendMessagesRequest& request) {
-  // The messages stay in the pinned request frame until the append's done().
-  if (largest_payload(request.messages) > shard_.options().message_payload_max) {
-    return Error::too_big_message_payload;
-  }
-  auto& op = start_op<core::Append>();
-  HARK_TRY(fill_append(request, op));
-  migration_candidate_ = !migration_decided_ &&
-                         request.partitioning.kind() == protocol::PartitioningKind::partition_id;
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::PollMessagesRequest& request) {
-  auto& op = start_op<core::Poll>();
-  HARK_TRY(fill_poll(request, client_id_, op));
-  auto_commit_ = request.auto_commit;
-  poll_cancelled_ = false;
-  migration_candidate_ = !migration_decided_ && request.partition_id.has_value() &&
-                         request.consumer.kind == protocol::ConsumerKind::consumer;
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::GetConsumerOffsetRequest& request) {
-  auto& op = start_op<core::GetOffset>();
-  HARK_TRY(fill_consumer(request.consumer, op.consumer, op.group));
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  op.partition = request.partition_id;
-  submit(op);
-  return ok_status();
-}
-
-Status Connection::handle(const protocol::StoreConsumerOffsetRequest& request) {
-  auto& op = start_op<core::StoreOffset>();
-  HARK_TRY(fill_consumer(request.consumer, op.consumer, op.group));
-  HARK_TRY_ASSIGN(op.stream, name_or_id(request.stream_id));
-  HARK_TRY_ASSIGN(op.topic, name_or_id(request.topic_id));
-  op.partition = request.partition_id;
-  op.offset = request.offset;
-  submit(op);
-  return ok_status();
-}
-
-void Connection::respond_to_op() {
-  const Status* status = std::visit(
-      [](const auto& op) -> const Status* {
-        if constexpr (std::is_same_v<std::decay_t<decltype(op)>, std::monostate>) {
-          return nullptr;
-        } else {
-          return &op.status();
-        }
-      },
-      op_);
-  HARK_ASSERT(status != nullptr);
-  if (!status->ok()) {
-    respond_error(status->error());
-    return;
-  }
-  std::visit(
-      [this](const auto& op) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(op)>, std::monostate>) {
-          respond_done(op);
-        }
-      },
-      op_);
-}
-
-void Connection::respond_done(const ConnectionOp<core::CreateStream>& op) {
+void Connection::respond_create_stream(const core::CreateStream& op) {
   respond_encoded(stream_response(op.stream));
 }
 
-void Connection::respond_done(const ConnectionOp<core::GetStream>& op) {
+Status Connection::get_stream(const protocol::GetStreamRequest& request, core::GetStream& op) {
+  return fill_ids(request, op);
+}
+
+void Connection::respond_get_stream(const core::GetStream& op) {
   // A missing stream is OK with an empty payload, as in Iggy 0.8.0.
   if (op.result) {
     respond_encoded(stream_details_response(*op.result));
@@ -172,15 +37,39 @@ void Connection::respond_done(const ConnectionOp<core::GetStream>& op) {
   }
 }
 
-void Connection::respond_done(const ConnectionOp<core::GetStreams>& op) {
+Status Connection::get_streams(const protocol::GetStreamsRequest& /*request*/,
+                               core::GetStreams& /*op*/) {
+  return ok_status();
+}
+
+void Connection::respond_get_streams(const core::GetStreams& op) {
   respond_encoded(streams_response(op.streams));
 }
 
-void Connection::respond_done(const ConnectionOp<core::CreateTopic>& op) {
+Status Connection::delete_stream(const protocol::DeleteStreamRequest& request,
+                                 core::DeleteStream& op) {
+  return fill_ids(request, op);
+}
+
+Status Connection::purge_stream(const protocol::PurgeStreamRequest& request,
+                                core::PurgeStream& op) {
+  return fill_ids(request, op);
+}
+
+Status Connection::create_topic(const protocol::CreateTopicRequest& request,
+                                core::CreateTopic& op) {
+  return fill_create_topic(request, op);
+}
+
+void Connection::respond_create_topic(const core::CreateTopic& op) {
   respond_encoded(topic_details_response(op.topic));
 }
 
-void Connection::respond_done(const ConnectionOp<core::GetTopic>& op) {
+Status Connection::get_topic(const protocol::GetTopicRequest& request, core::GetTopic& op) {
+  return fill_ids(request, op);
+}
+
+void Connection::respond_get_topic(const core::GetTopic& op) {
   if (op.result) {
     respond_encoded(topic_details_response(*op.result));
   } else {
@@ -188,19 +77,63 @@ void Connection::respond_done(const ConnectionOp<core::GetTopic>& op) {
   }
 }
 
-void Connection::respond_done(const ConnectionOp<core::GetTopics>& op) {
+Status Connection::get_topics(const protocol::GetTopicsRequest& request, core::GetTopics& op) {
+  return fill_ids(request, op);
+}
+
+void Connection::respond_get_topics(const core::GetTopics& op) {
   respond_encoded(topics_response(op.topics));
 }
 
-void Connection::respond_done(const ConnectionOp<core::Poll>& op) { respond_poll(op.result); }
+Status Connection::delete_topic(const protocol::DeleteTopicRequest& request,
+                                core::DeleteTopic& op) {
+  return fill_ids(request, op);
+}
 
-void Connection::respond_done(const ConnectionOp<core::GetOffset>& op) {
+Status Connection::purge_topic(const protocol::PurgeTopicRequest& request, core::PurgeTopic& op) {
+  return fill_ids(request, op);
+}
+
+Status Connection::send_messages(const protocol::SendMessagesRequest& request, core::Append& op) {
+  // The messages stay in the pinned request frame until the append's done().
+  if (largest_payload(request.messages) > shard_.options().message_payload_max) {
+    return Error::too_big_message_payload;
+  }
+  HARK_TRY(fill_append(request, op));
+  may_decide_migration(request.partitioning.kind() == protocol::PartitioningKind::partition_id);
+  return ok_status();
+}
+
+Status Connection::poll_messages(const protocol::PollMessagesRequest& request, core::Poll& op) {
+  HARK_TRY(fill_poll(request, client_id_, op));
+  auto_commit_ = request.auto_commit;
+  poll_cancelled_ = false;
+  may_decide_migration(request.partition_id.has_value() &&
+                       request.consumer.kind == protocol::ConsumerKind::consumer);
+  return ok_status();
+}
+
+void Connection::respond_poll_messages(const core::Poll& op) { respond_poll(op.result); }
+
+Status Connection::get_consumer_offset(const protocol::GetConsumerOffsetRequest& request,
+                                       core::GetOffset& op) {
+  return fill_ids(request, op);
+}
+
+void Connection::respond_get_consumer_offset(const core::GetOffset& op) {
   // Nothing stored: OK with an empty payload, as in Iggy 0.8.0.
   if (op.stored) {
     respond_encoded(consumer_offset_response(op));
   } else {
     respond_ok();
   }
+}
+
+Status Connection::store_consumer_offset(const protocol::StoreConsumerOffsetRequest& request,
+                                         core::StoreOffset& op) {
+  HARK_TRY(fill_ids(request, op));
+  op.offset = request.offset;
+  return ok_status();
 }
 
 void Connection::respond_ok() {
@@ -243,7 +176,7 @@ void Connection::respond_poll(const core::PollResult& result) {
 }
 
 void Connection::send(size_t parts_count) {
-  HARK_ASSERT(!peer_gone_);
+  HARK_ASSERT(phase_ != Phase::dropping);
   HARK_ASSERT(parts_count <= parts_.size());
   sender_.send(fd_, std::span<const std::span<const std::byte>>(parts_.data(), parts_count), *this);
 }

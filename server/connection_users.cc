@@ -9,6 +9,7 @@
 #include "hark/core/base/log.h"
 #include "hark/protocol/system_responses.h"
 #include "hark/protocol/user_responses.h"
+#include "hark/server/command_table.h"
 #include "hark/server/config.h"
 #include "hark/server/connection.h"
 #include "hark/server/dispatch.h"
@@ -20,27 +21,6 @@ namespace hark::server {
 namespace {
 
 using protocol::Command;
-
-// The commands a broker applies on shard 0 (MetadataCommands): their stream and topic are
-// resolved there, against a catalog that may be newer than this shard's.
-bool applied_by_shard_zero(Command command) {
-  switch (command) {
-    case Command::create_topic:
-    case Command::update_stream:
-    case Command::delete_stream:
-    case Command::purge_stream:
-    case Command::update_topic:
-    case Command::delete_topic:
-    case Command::purge_topic:
-    case Command::create_partitions:
-    case Command::delete_partitions:
-    case Command::create_consumer_group:
-    case Command::delete_consumer_group:
-    case Command::join_consumer_group:
-    case Command::leave_consumer_group: return true;
-    default: return false;
-  }
-}
 
 protocol::UserResponse user_response(const UserRecord& user) {
   return {.id = user.id,
@@ -152,6 +132,7 @@ Status Connection::authorize_target(Command command, protocol::Identifier* strea
     // operation that runs on this shard meets the same catalog and answers it (not found, or
     // an empty answer); one applied by shard 0 gets the error here, so that it cannot act on
     // a stream created meanwhile under that name.
+    // (The `applied` column of commands.inc.)
     return applied_by_shard_zero(command) ? Status(ids.error()) : ok_status();
   }
   const Status allowed = authorize(user->permissions, access, ids->stream, ids->topic);
@@ -197,7 +178,7 @@ void Connection::user_done() {
   HARK_ASSERT(user_busy_);
   user_busy_ = false;
   UserJob::Request request = std::exchange(user_job_.request, std::monostate{});
-  if (peer_gone_) {
+  if (phase_ == Phase::dropping) {
     close_if_idle();
     return;
   }
@@ -253,7 +234,7 @@ void Connection::login_failed() {
   }
 }
 
-Status Connection::handle(const protocol::LoginUserRequest& request) {
+Status Connection::login_user(const protocol::LoginUserRequest& request) {
   HARK_TRY(check_username(request.username));
   HARK_TRY(check_password(request.password));
   if (!shard_.throttle().allowed(host_of(peer_), shard_.monotonic_now())) {
@@ -263,7 +244,8 @@ Status Connection::handle(const protocol::LoginUserRequest& request) {
   return submit_user_job(request);
 }
 
-Status Connection::handle(const protocol::LoginWithPersonalAccessTokenRequest& request) {
+Status Connection::login_with_personal_access_token(
+    const protocol::LoginWithPersonalAccessTokenRequest& request) {
   if (!shard_.throttle().allowed(host_of(peer_), shard_.monotonic_now())) {
     HARK_LOG_WARN("connection %s: token login refused: too many failed logins from this address",
                   peer_);
@@ -272,13 +254,13 @@ Status Connection::handle(const protocol::LoginWithPersonalAccessTokenRequest& r
   return submit_user_job(request);
 }
 
-Status Connection::handle(const protocol::LogoutUserRequest& /*request*/) {
+Status Connection::logout_user(const protocol::LogoutUserRequest& /*request*/) {
   logged_out();  // Awaiting a login again: the login deadline runs anew.
   respond_ok();
   return ok_status();
 }
 
-Status Connection::handle(const protocol::GetUserRequest& request) {
+Status Connection::get_user(const protocol::GetUserRequest& request) {
   const UserRecord* const me = current_user();
   HARK_ASSERT(me != nullptr);  // start_request() let only a logged-in user here.
   const UserRecord* const target = users_->find(request.user_id);
@@ -294,35 +276,35 @@ Status Connection::handle(const protocol::GetUserRequest& request) {
   return ok_status();
 }
 
-Status Connection::handle(const protocol::GetUsersRequest& /*request*/) {
+Status Connection::get_users(const protocol::GetUsersRequest& /*request*/) {
   protocol::UsersResponse response;
   for (const auto& [id, user] : users_->users) response.users.push_back(user_response(user));
   respond_encoded(response);
   return ok_status();
 }
 
-Status Connection::handle(const protocol::CreateUserRequest& request) {
+Status Connection::create_user(const protocol::CreateUserRequest& request) {
   HARK_TRY(check_username(request.username));
   HARK_TRY(check_password(request.password));
   HARK_TRY(UserStore::check_status(request.status));
   return submit_user_job(request);
 }
 
-Status Connection::handle(const protocol::DeleteUserRequest& request) {
+Status Connection::delete_user(const protocol::DeleteUserRequest& request) {
   return submit_user_job(request);
 }
 
-Status Connection::handle(const protocol::UpdateUserRequest& request) {
+Status Connection::update_user(const protocol::UpdateUserRequest& request) {
   if (request.username) HARK_TRY(check_username(*request.username));
   if (request.status) HARK_TRY(UserStore::check_status(*request.status));
   return submit_user_job(request);
 }
 
-Status Connection::handle(const protocol::UpdatePermissionsRequest& request) {
+Status Connection::update_permissions(const protocol::UpdatePermissionsRequest& request) {
   return submit_user_job(request);
 }
 
-Status Connection::handle(const protocol::ChangePasswordRequest& request) {
+Status Connection::change_password(const protocol::ChangePasswordRequest& request) {
   HARK_TRY(check_password(request.current_password));
   HARK_TRY(check_password(request.new_password));
   const UserRecord* const me = current_user();
@@ -336,7 +318,8 @@ Status Connection::handle(const protocol::ChangePasswordRequest& request) {
   return submit_user_job(request);
 }
 
-Status Connection::handle(const protocol::GetPersonalAccessTokensRequest& /*request*/) {
+Status Connection::get_personal_access_tokens(
+    const protocol::GetPersonalAccessTokensRequest& /*request*/) {
   const UserRecord* const me = current_user();
   HARK_ASSERT(me != nullptr);
   protocol::PersonalAccessTokensResponse response;
@@ -347,12 +330,14 @@ Status Connection::handle(const protocol::GetPersonalAccessTokensRequest& /*requ
   return ok_status();
 }
 
-Status Connection::handle(const protocol::CreatePersonalAccessTokenRequest& request) {
+Status Connection::create_personal_access_token(
+    const protocol::CreatePersonalAccessTokenRequest& request) {
   HARK_TRY(check_token_name(request.name));
   return submit_user_job(request);
 }
 
-Status Connection::handle(const protocol::DeletePersonalAccessTokenRequest& request) {
+Status Connection::delete_personal_access_token(
+    const protocol::DeletePersonalAccessTokenRequest& request) {
   return submit_user_job(request);
 }
 

@@ -65,42 +65,13 @@ bool topic_grants(const TopicPermissions& t, Access access) {
 }  // namespace
 
 Access access_of(Command command) {
+  // The `access` column of commands.inc; a command without a row needs nothing (it is not
+  // implemented).
   switch (command) {
-    case Command::get_stats:
-    case Command::get_client:
-    case Command::get_clients: return Access::read_servers;
-    case Command::get_users: return Access::read_users;
-    case Command::create_user:
-    case Command::delete_user:
-    case Command::update_user:
-    case Command::update_permissions: return Access::manage_users;
-    case Command::get_streams: return Access::read_streams;
-    case Command::create_stream: return Access::create_stream;
-    case Command::get_stream: return Access::read_stream;
-    case Command::update_stream:
-    case Command::delete_stream:
-    case Command::purge_stream: return Access::manage_stream;
-    case Command::get_topics: return Access::read_topics;
-    case Command::create_topic: return Access::create_topic;
-    case Command::get_topic:
-    case Command::get_consumer_group:
-    case Command::get_consumer_groups:
-    case Command::create_consumer_group:
-    case Command::delete_consumer_group:
-    case Command::join_consumer_group:
-    case Command::leave_consumer_group: return Access::read_topic;
-    case Command::update_topic:
-    case Command::delete_topic:
-    case Command::purge_topic:
-    case Command::create_partitions:
-    case Command::delete_partitions:
-    case Command::delete_segments: return Access::manage_topic;
-    case Command::poll_messages:
-    case Command::get_consumer_offset:
-    case Command::store_consumer_offset:
-    case Command::delete_consumer_offset: return Access::poll_messages;
-    case Command::send_messages:
-    case Command::flush_unsaved_buffer: return Access::send_messages;
+#define HARK_COMMAND(name, request, kind, operation, access, applied) \
+  case Command::name: return Access::access;
+#include "hark/server/commands.inc"
+#undef HARK_COMMAND
     default: return Access::none;
   }
 }

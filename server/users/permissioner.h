@@ -33,9 +33,9 @@ enum class Access : uint8_t {
                   // manage_stream|manage_topics|send_messages; topic manage_topic|send_messages.
 };
 
-// The access `command` needs (none for the user commands whose need depends on the target:
-// get_user and change_password check manage/read_users themselves when the target is another
-// user).
+// The access `command` needs: the `access` column of commands.inc (none for the user commands
+// whose need depends on the target: get_user and change_password check manage/read_users
+// themselves when the target is another user).
 Access access_of(protocol::Command command);
 
 // True if `access` names a stream (and so needs its id to decide).
