@@ -1,27 +1,11 @@
 #include "hark/protocol/message_requests.h"
 
+#include "hark/protocol/consumer_head.h"
+
 namespace hark::protocol {
 namespace {
 
 constexpr size_t wait_timeout_size = sizeof(uint64_t);
-
-// [Consumer][stream Id][topic Id][opt partition]: the head of poll and the offset commands.
-template <typename T>
-Status decode_consumer_head(Reader& reader, T& request) {
-  HARK_TRY_ASSIGN(request.consumer, read_consumer(reader));
-  HARK_TRY_ASSIGN(request.stream_id, read_identifier(reader));
-  HARK_TRY_ASSIGN(request.topic_id, read_identifier(reader));
-  HARK_TRY_ASSIGN(request.partition_id, read_optional_partition(reader));
-  return ok_status();
-}
-
-template <typename T>
-void encode_consumer_head(const T& request, Writer& writer) {
-  write_consumer(writer, request.consumer);
-  write_identifier(writer, request.stream_id);
-  write_identifier(writer, request.topic_id);
-  write_optional_partition(writer, request.partition_id);
-}
 
 }  // namespace
 
