@@ -14,7 +14,7 @@ void encode(const PollMessagesRequest& request, Writer& writer) {
   write_polling_strategy(writer, request.strategy);
   writer.u32(request.count);
   write_bool(writer, request.auto_commit);
-  if (request.wait_timeout_us != 0) writer.u64(request.wait_timeout_us);
+  if (request.wait_timeout_us) writer.u64(*request.wait_timeout_us);
 }
 
 Status decode(Reader& reader, PollMessagesRequest& request) {
@@ -22,7 +22,7 @@ Status decode(Reader& reader, PollMessagesRequest& request) {
   HARK_TRY_ASSIGN(request.strategy, read_polling_strategy(reader));
   HARK_TRY_ASSIGN(request.count, reader.u32());
   HARK_TRY_ASSIGN(request.auto_commit, read_bool(reader));
-  request.wait_timeout_us = 0;
+  request.wait_timeout_us.reset();
   if (reader.empty()) return ok_status();
   // A partial field is a malformed extension, not trailing garbage: refusing it tells a buggy
   // client at once instead of silently answering without waiting.

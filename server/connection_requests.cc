@@ -8,6 +8,7 @@
 #include "hark/core/base/log.h"
 #include "hark/protocol/codec.h"
 #include "hark/protocol/system_responses.h"
+#include "hark/server/classic_wait.h"
 #include "hark/server/connection.h"
 #include "hark/server/dispatch.h"
 #include "hark/server/shard_server.h"
@@ -105,7 +106,9 @@ Status Connection::handle(const protocol::SendMessagesRequest& request) {
 
 Status Connection::handle(const protocol::PollMessagesRequest& request) {
   auto& op = start_op<core::Poll>();
-  HARK_TRY(fill_poll(request, client_id_, op));
+  HARK_TRY(fill_poll(request, client_id_,
+                     classic_poll_wait(shard_.options(), shard_.broker(), current_user(), request),
+                     op));
   auto_commit_ = request.auto_commit;
   poll_cancelled_ = false;
   migration_candidate_ = !migration_decided_ && request.partition_id.has_value() &&

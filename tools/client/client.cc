@@ -223,7 +223,8 @@ Status Client::send_messages(const SendTarget& target, std::span<const OutgoingM
 }
 
 Result<PolledMessages> Client::poll_messages(const PollMessagesRequest& request) {
-  HARK_TRY_ASSIGN(Bytes payload, call(request, waiting_timeout(request.wait_timeout_us)));
+  HARK_TRY_ASSIGN(Bytes payload,
+                  call(request, waiting_timeout(request.wait_timeout_us.value_or(0))));
   Result<Decoded<PollMessagesResponse>> decoded = decode_payload<PollMessagesResponse>(payload);
   if (!decoded.ok()) return Error::invalid_bytes_response;
   // The views point into `payload`'s heap buffer, which moving the vector does not move.
