@@ -168,7 +168,8 @@ constexpr std::string_view global_help = R"(global flags (flag > environment > d
 constexpr std::string_view notes_help =
     R"(STREAM, TOPIC, GROUP and USER are an id when they are digits (ids start at 0), else a name.
 Durations take a unit: 500us, 250ms, 5s, 2m, 1h.
-exit status: 0 done, 1 the server refused or the connection failed, 2 bad arguments.
+exit status: 0 done, 1 the server refused or the connection failed, 2 bad arguments;
+wait and lag: 0 fired, 1 the timeout passed, 2 any other failure.
 )";
 
 bool word_listed(std::string_view names, std::string_view name) {
