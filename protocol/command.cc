@@ -13,7 +13,7 @@ struct CommandInfo {
 
 // Sorted by code, so a lookup is a binary search. A table rather than a switch keeps the name
 // list in one place for command_name() and command_known().
-constexpr std::array<CommandInfo, 47> commands = {{
+constexpr std::array<CommandInfo, 50> commands = {{
     {Command::ping, "ping"},
     {Command::get_stats, "get_stats"},
     {Command::get_snapshot_file, "get_snapshot_file"},
@@ -61,6 +61,9 @@ constexpr std::array<CommandInfo, 47> commands = {{
     {Command::delete_consumer_group, "delete_consumer_group"},
     {Command::join_consumer_group, "join_consumer_group"},
     {Command::leave_consumer_group, "leave_consumer_group"},
+    {Command::wait_for_messages, "wait_for_messages"},
+    {Command::wait_for_lag, "wait_for_lag"},
+    {Command::wait_for_condition, "wait_for_condition"},
 }};
 
 static_assert(std::is_sorted(commands.begin(), commands.end(),

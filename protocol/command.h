@@ -8,7 +8,8 @@ namespace hark::protocol {
 // The command codes of Iggy's classic TCP protocol as server 0.8.0 implements them
 // (apache/iggy core/binary_protocol/src/codes.rs; docs/wire.md). The value is the u32 `code` of
 // a request frame. Codes that exist only on upstream master (13, 40, 45, 606) are absent: a
-// 0.8.0 server answers them with InvalidCommand, and so does hark.
+// 0.8.0 server answers them with InvalidCommand, and so does hark. hark's own commands live in
+// [extension_code_first, extension_code_last], a range neither 0.8.0 nor master uses.
 enum class Command : uint32_t {
   ping = 1,
   get_stats = 10,
@@ -57,7 +58,14 @@ enum class Command : uint32_t {
   delete_consumer_group = 603,
   join_consumer_group = 604,
   leave_consumer_group = 605,
+  // hark extensions (docs/wire.md §11): notifications, never sent by Iggy clients.
+  wait_for_messages = 10000,
+  wait_for_lag = 10001,
+  wait_for_condition = 10002,
 };
+
+inline constexpr uint32_t extension_code_first = 10000;
+inline constexpr uint32_t extension_code_last = 10099;
 
 inline constexpr uint32_t command_code(Command command) { return static_cast<uint32_t>(command); }
 

@@ -1,27 +1,11 @@
 #include "hark/protocol/message_requests.h"
 
+#include "hark/protocol/consumer_head.h"
+
 namespace hark::protocol {
 namespace {
 
 constexpr size_t wait_timeout_size = sizeof(uint64_t);
-
-// [Consumer][stream Id][topic Id][opt partition]: the head of poll and the offset commands.
-template <typename T>
-Status decode_consumer_head(Reader& reader, T& request) {
-  HARK_TRY_ASSIGN(request.consumer, read_consumer(reader));
-  HARK_TRY_ASSIGN(request.stream_id, read_identifier(reader));
-  HARK_TRY_ASSIGN(request.topic_id, read_identifier(reader));
-  HARK_TRY_ASSIGN(request.partition_id, read_optional_partition(reader));
-  return ok_status();
-}
-
-template <typename T>
-void encode_consumer_head(const T& request, Writer& writer) {
-  write_consumer(writer, request.consumer);
-  write_identifier(writer, request.stream_id);
-  write_identifier(writer, request.topic_id);
-  write_optional_partition(writer, request.partition_id);
-}
 
 }  // namespace
 
@@ -30,7 +14,7 @@ void encode(const PollMessagesRequest& request, Writer& writer) {
   write_polling_strategy(writer, request.strategy);
   writer.u32(request.count);
   write_bool(writer, request.auto_commit);
-  if (request.wait_timeout_us != 0) writer.u64(request.wait_timeout_us);
+  if (request.wait_timeout_us) writer.u64(*request.wait_timeout_us);
 }
 
 Status decode(Reader& reader, PollMessagesRequest& request) {
@@ -38,7 +22,7 @@ Status decode(Reader& reader, PollMessagesRequest& request) {
   HARK_TRY_ASSIGN(request.strategy, read_polling_strategy(reader));
   HARK_TRY_ASSIGN(request.count, reader.u32());
   HARK_TRY_ASSIGN(request.auto_commit, read_bool(reader));
-  request.wait_timeout_us = 0;
+  request.wait_timeout_us.reset();
   if (reader.empty()) return ok_status();
   // A partial field is a malformed extension, not trailing garbage: refusing it tells a buggy
   // client at once instead of silently answering without waiting.

@@ -18,10 +18,11 @@ namespace hark::protocol {
 // [Consumer][stream Id][topic Id][opt partition 5B][PollingStrategy 9B][count u32]
 // [auto_commit u8][wait_timeout_us u64, optional: the hark/upstream-#3470 extension].
 //
-// wait_timeout_us: absent on the wire → 0 (answer at once, classic behaviour); 1–7 trailing
-// bytes → invalid_format (4); bytes after the 8-byte field are trailing (ignored, reported).
-// The encoder omits the field when it is 0, so a classic client's frame is reproduced exactly
-// and a 0.8.0 server never sees it.
+// wait_timeout_us: absent on the wire → nullopt, a classic poll (answer at once, unless the
+// server gives classic polls a default wait: docs/long-polling.md); 1–7 trailing bytes →
+// invalid_format (4); bytes after the 8-byte field are trailing (ignored, reported). The
+// encoder writes the field exactly when it has a value (0 included: "answer at once, whatever
+// the server's default"), so a classic client's frame is reproduced exactly.
 struct PollMessagesRequest {
   static constexpr Command code = Command::poll_messages;
   Consumer consumer;
@@ -31,7 +32,7 @@ struct PollMessagesRequest {
   PollingStrategy strategy;
   uint32_t count = 0;
   bool auto_commit = false;
-  uint64_t wait_timeout_us = 0;
+  std::optional<uint64_t> wait_timeout_us;
   bool operator==(const PollMessagesRequest&) const = default;
 };
 

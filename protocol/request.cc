@@ -8,48 +8,72 @@
 namespace hark::protocol {
 namespace {
 
-using DecodeFunction = Result<DecodedRequest> (*)(std::span<const std::byte>);
-
+// One decoder table per request variant (Request, NotifyRequest), built from the variant
+// itself, so adding a request type to a variant is all it takes to make it decodable.
+template <typename Decoded>
 struct Decoder {
   uint32_t code;
-  DecodeFunction decode;
+  Result<Decoded> (*decode)(std::span<const std::byte>);
 };
 
-template <typename T>
-Result<DecodedRequest> decode_as(std::span<const std::byte> payload) {
-  HARK_TRY_ASSIGN(Decoded<T> decoded, decode_payload<T>(payload));
-  return DecodedRequest{Request(std::in_place_type<T>, std::move(decoded.value)),
-                        decoded.trailing_bytes};
+template <typename Decoded, typename T>
+Result<Decoded> decode_as(std::span<const std::byte> payload) {
+  HARK_TRY_ASSIGN(protocol::Decoded<T> decoded, decode_payload<T>(payload));
+  return Decoded{decltype(Decoded::request)(std::in_place_type<T>, std::move(decoded.value)),
+                 decoded.trailing_bytes};
 }
 
-// One entry per alternative of Request, built from the variant itself, so adding a request
-// type to Request is all it takes to make it decodable.
-template <size_t... indexes>
+template <typename Decoded, size_t... indexes>
 constexpr auto make_decoders(std::index_sequence<indexes...>) {
-  return std::array<Decoder, sizeof...(indexes)>{
-      Decoder{command_code(std::variant_alternative_t<indexes, Request>::code),
-              &decode_as<std::variant_alternative_t<indexes, Request>>}...};
+  using Variant = decltype(Decoded::request);
+  return std::array<Decoder<Decoded>, sizeof...(indexes)>{
+      Decoder<Decoded>{command_code(std::variant_alternative_t<indexes, Variant>::code),
+                       &decode_as<Decoded, std::variant_alternative_t<indexes, Variant>>}...};
 }
 
-constexpr auto decoders = make_decoders(std::make_index_sequence<std::variant_size_v<Request>>());
-
-}  // namespace
-
-Result<DecodedRequest> decode_request(uint32_t code, std::span<const std::byte> payload) {
-  for (const Decoder& decoder : decoders) {
+template <typename Decoded>
+Result<Decoded> decode_with_table(uint32_t code, std::span<const std::byte> payload) {
+  using Variant = decltype(Decoded::request);
+  static constexpr auto decoders =
+      make_decoders<Decoded>(std::make_index_sequence<std::variant_size_v<Variant>>());
+  for (const Decoder<Decoded>& decoder : decoders) {
     if (decoder.code == code) return decoder.decode(payload);
   }
   return Error::invalid_command;
 }
 
-uint32_t request_code(const Request& request) {
+template <typename Variant>
+uint32_t code_of(const Variant& request) {
   return std::visit([](const auto& alternative) { return command_code(alternative.code); },
                     request);
 }
 
-Status encode_request_frame(const Request& request, Bytes& out) {
+template <typename Variant>
+Status encode_frame_of(const Variant& request, Bytes& out) {
   return std::visit([&out](const auto& alternative) { return encode_request(alternative, out); },
                     request);
+}
+
+}  // namespace
+
+Result<DecodedRequest> decode_request(uint32_t code, std::span<const std::byte> payload) {
+  return decode_with_table<DecodedRequest>(code, payload);
+}
+
+Result<DecodedNotifyRequest> decode_notify_request(uint32_t code,
+                                                   std::span<const std::byte> payload) {
+  return decode_with_table<DecodedNotifyRequest>(code, payload);
+}
+
+uint32_t request_code(const Request& request) { return code_of(request); }
+uint32_t request_code(const NotifyRequest& request) { return code_of(request); }
+
+Status encode_request_frame(const Request& request, Bytes& out) {
+  return encode_frame_of(request, out);
+}
+
+Status encode_request_frame(const NotifyRequest& request, Bytes& out) {
+  return encode_frame_of(request, out);
 }
 
 }  // namespace hark::protocol

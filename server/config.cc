@@ -123,6 +123,36 @@ std::string apply_bool(bool& target, std::string_view key, std::string_view valu
   return {};
 }
 
+// "a, b,c" → {"a", "b", "c"}; "" → {}. Entries are 1..255 bytes (a user or stream name, an id,
+// or "*").
+std::optional<std::vector<std::string>> parse_name_list(std::string_view text) {
+  std::vector<std::string> names;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string_view name = text.substr(0, comma);
+    while (name.starts_with(' ')) name.remove_prefix(1);
+    while (name.ends_with(' ')) name.remove_suffix(1);
+    if (name.empty() || name.size() > 255) return std::nullopt;
+    names.emplace_back(name);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return names;
+}
+
+std::string apply_name_list(std::vector<std::string>& target, std::string_view key,
+                            std::string_view value) {
+  std::optional<std::vector<std::string>> names = parse_name_list(value);
+  if (!names) return bad(key, value, "comma-separated names or ids (empty: none)");
+  target = std::move(*names);
+  return {};
+}
+
+std::string format_name_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ",") + name;
+  return text;
+}
+
 std::string_view durability_name(storage::Durability durability) {
   switch (durability) {
     case storage::Durability::memory: return "memory";
@@ -235,6 +265,33 @@ const Setting settings[] = {
        return apply_duration(o.max_wait, "polling.max_wait", v, true);
      },
      [](const ServerOptions& o) { return toml_string(format_duration(o.max_wait)); }},
+    {"polling.classic_default_wait", "--classic-default-wait", "HARK_CLASSIC_DEFAULT_WAIT", "",
+     "the wait of a poll without wait_timeout_us (released Iggy SDKs) from the users or streams "
+     "below (0: none)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.classic_default_wait, "polling.classic_default_wait", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.classic_default_wait)); }},
+    {"polling.classic_default_wait_users", "--classic-default-wait-users",
+     "HARK_CLASSIC_DEFAULT_WAIT_USERS", "",
+     "usernames whose classic polls get the default wait, comma-separated; * for every user",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_name_list(o.classic_default_wait_users, "polling.classic_default_wait_users",
+                              v);
+     },
+     [](const ServerOptions& o) {
+       return toml_string(format_name_list(o.classic_default_wait_users));
+     }},
+    {"polling.classic_default_wait_streams", "--classic-default-wait-streams",
+     "HARK_CLASSIC_DEFAULT_WAIT_STREAMS", "",
+     "streams (names or ids) whose classic polls get the default wait, comma-separated",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_name_list(o.classic_default_wait_streams,
+                              "polling.classic_default_wait_streams", v);
+     },
+     [](const ServerOptions& o) {
+       return toml_string(format_name_list(o.classic_default_wait_streams));
+     }},
     {"limits.connections_max", "--connections-max", "HARK_CONNECTIONS_MAX", "",
      "open connections over all shards",
      [](ServerOptions& o, std::string_view v) {
@@ -559,6 +616,17 @@ std::string split_flags(std::span<const char* const> args, std::vector<FlagValue
   return {};
 }
 
+// A default wait for classic polls must name whom it is for: never silently everyone.
+std::string check_classic_wait_scope(const ServerOptions& options) {
+  if (options.classic_default_wait == Duration(0) || !options.classic_default_wait_users.empty() ||
+      !options.classic_default_wait_streams.empty()) {
+    return {};
+  }
+  return "polling.classic_default_wait is set but applies to nobody: list users in "
+         "polling.classic_default_wait_users (* for every user) or streams in "
+         "polling.classic_default_wait_streams";
+}
+
 }  // namespace
 
 std::optional<Duration> parse_duration(std::string_view text) {
@@ -649,6 +717,8 @@ ParsedFlags load_config(std::span<const char* const> args, std::span<const char*
     error = setting_of_flag(flag.name)->apply(parsed.options, flag.value);
     if (!error.empty()) return failed(std::move(error));
   }
+  error = check_classic_wait_scope(parsed.options);
+  if (!error.empty()) return failed(std::move(error));
   if (print) parsed.outcome = ParsedFlags::Outcome::print;
   return parsed;
 }

@@ -7,6 +7,7 @@
 #include "hark/core/base/log.h"
 #include "hark/protocol/codec.h"
 #include "hark/protocol/system_responses.h"
+#include "hark/server/classic_wait.h"
 #include "hark/server/command_table.h"
 #include "hark/server/connection.h"
 #include "hark/server/dispatch.h"
@@ -105,7 +106,9 @@ Status Connection::send_messages(const protocol::SendMessagesRequest& request, c
 }
 
 Status Connection::poll_messages(const protocol::PollMessagesRequest& request, core::Poll& op) {
-  HARK_TRY(fill_poll(request, client_id_, op));
+  HARK_TRY(fill_poll(request, client_id_,
+                     classic_poll_wait(shard_.options(), shard_.broker(), current_user(), request),
+                     op));
   auto_commit_ = request.auto_commit;
   poll_cancelled_ = false;
   may_decide_migration(request.partition_id.has_value() &&

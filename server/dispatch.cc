@@ -117,7 +117,7 @@ core::Partitioning partitioning(const protocol::Partitioning& partitioning) {
 }
 
 Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_id,
-                 core::Poll& poll) {
+                 Duration classic_wait, core::Poll& poll) {
   HARK_TRY_ASSIGN(poll.stream, name_or_id(request.stream_id));
   HARK_TRY_ASSIGN(poll.topic, name_or_id(request.topic_id));
   poll.partition = request.partition_id;
@@ -126,7 +126,7 @@ Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_i
   poll.from = poll_from(request.strategy.kind);
   poll.value = request.strategy.value;
   poll.count = request.count;
-  poll.wait = wait_of(request.wait_timeout_us);
+  poll.wait = request.wait_timeout_us ? wait_of(*request.wait_timeout_us) : classic_wait;
   poll.min_messages = 1;
   return ok_status();
 }

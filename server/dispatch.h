@@ -43,11 +43,12 @@ Status fill_consumer(const protocol::Consumer& consumer, core::ConsumerRef& ref,
 core::Partitioning partitioning(const protocol::Partitioning& partitioning);
 
 // Fills a poll from its request; `client_id` is the polling connection (a group member).
-// wait_timeout_us becomes Poll::wait (the broker clamps it to its max_wait); auto_commit is not
+// wait_timeout_us becomes Poll::wait (the broker clamps it to its max_wait); a classic poll
+// (no field) waits `classic_wait` (classic_poll_wait(), classic_wait.h). auto_commit is not
 // passed on: the server stores the offset itself once the response is written. Errors: those
 // of name_or_id().
 Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_id,
-                 core::Poll& poll);
+                 Duration classic_wait, core::Poll& poll);
 
 // Fills an append from a decoded send. `request`'s message views must outlive the append.
 Status fill_append(const protocol::SendMessagesRequest& request, core::Append& append);

@@ -39,6 +39,13 @@ struct ServerOptions {
   uint64_t retention_bytes = 0;
   // A poll's wait_timeout_us is clamped to this.
   Duration max_wait = std::chrono::seconds(30);
+  // The wait a classic poll (no wait_timeout_us on the wire: every released Iggy SDK) gets when
+  // its user is in classic_default_wait_users ("*": every user) or its stream (name or id) is
+  // in classic_default_wait_streams; other classic polls answer at once, as in 0.8.0. Opt-in:
+  // a wait above 0 with both lists empty is a configuration error (docs/long-polling.md).
+  Duration classic_default_wait = Duration(0);
+  std::vector<std::string> classic_default_wait_users;
+  std::vector<std::string> classic_default_wait_streams;
 
   // Move a connection to the shard that owns the one partition its first partition-addressed
   // send or poll uses (docs/architecture.md §6, Migration): its requests then need no hop.

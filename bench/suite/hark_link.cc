@@ -177,7 +177,7 @@ protocol::PollMessagesRequest poll_request(const TopicIds& topic, std::optional<
   request.strategy = strategy;
   request.count = count;
   request.auto_commit = auto_commit;
-  request.wait_timeout_us = wait_us;
+  if (wait_us != 0) request.wait_timeout_us = wait_us;  // 0: a classic poll, as SDKs send.
   return request;
 }
 

@@ -34,6 +34,7 @@ constexpr Scenario scenarios[] = {
     {"timeout", run_timeout, "overshoot of 1, 10 and 100 ms waits"},
     {"throughput", run_throughput, "send + long-poll consume, 100 B and 1 KB messages"},
     {"peers", run_peers, "wake, fanout, throughput against Redis Streams and NATS JetStream"},
+    {"classic", run_classic, "an SDK's poll loop (no wait field) with and without a default wait"},
 };
 
 void usage(FILE* out) {

@@ -2,15 +2,20 @@
 // requests each command sends (including the user and token commands harkd does not serve
 // yet), how server and transport errors are printed, and consume's polling loop (explicit
 // offsets without auto-commit, polling again after an early empty answer, joining a group,
-// stopping a parked poll). Exit statuses: 0 done, 1 failed, 2 bad arguments.
+// stopping a parked poll), and wait and lag (the notification requests they send, what they
+// print, re-issuing after an early empty answer, the flips of lag --follow, and their own exit
+// statuses). Exit statuses: 0 done, 1 failed, 2 bad arguments; wait and lag: 0 fired, 1 timed
+// out, 2 any other failure.
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "hark/protocol/codec.h"
+#include "hark/protocol/notify_responses.h"
 #include "hark/protocol/poll_response.h"
 #include "hark/protocol/request.h"
+#include "hark/protocol/stream_responses.h"
 #include "hark/protocol/system_responses.h"
 #include "hark/protocol/user_responses.h"
 #include "hark/tests/cli/cli_runner.h"
@@ -512,6 +517,169 @@ TEST(Cli, AStopEndsAFollowingConsumeWhileItsPollIsParked) {
       run_cli_in_process(with_address(server, {"consume", "s", "t", "--follow"}), {}, {}, &stop);
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.err, "");
+}
+
+// --- wait and lag ---------------------------------------------------------------------------
+
+template <typename T>
+T next_notify_request(FakeConnection& connection) {
+  auto received = connection.read_request();
+  EXPECT_TRUE(received.has_value());
+  if (!received) return T{};
+  EXPECT_EQ(received->code, protocol::command_code(T::code));
+  Result<protocol::DecodedNotifyRequest> decoded =
+      protocol::decode_notify_request(received->code, received->payload);
+  EXPECT_TRUE(decoded.ok());
+  if (!decoded.ok() || !std::holds_alternative<T>(decoded->request)) return T{};
+  return std::get<T>(decoded->request);
+}
+
+TEST(CliWait, BadArgumentsExitTwoWithAReasonBeforeAnyConnection) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"wait", "s", "t", "--offset", "3", "--consumer", "c"},
+           {"wait", "s", "t", "--offset", "3", "--group", "g"},
+           {"wait", "s", "t", "--consumer", "c", "--group", "g"},
+           {"wait", "s", "t", "--min", "0"},
+           {"wait", "s", "t", "--min", "many"},
+           {"wait", "s", "t", "--offset", "-1"},
+           {"wait", "s", "t", "--timeout", "5"},
+           {"wait", "s", "t", "--partition", "4294967296"},
+           {"wait", "s", "t", "--follow"},
+           {"wait", "s"},
+           {"lag", "s", "t", "--above", "3"},
+           {"lag", "s", "t", "--consumer", "c"},
+           {"lag", "s", "t", "--consumer", "c", "--above", "3", "--below", "1"},
+           {"lag", "s", "t", "--group", "g", "--above", "ten"},
+           {"lag", "s", "t", "--group", "g", "--above", "0", "--follow"},
+           {"lag", "s", "t", "--group", "g", "--below", "18446744073709551615", "--follow"},
+           {"lag", "s", "t", "--group", "g", "--below", "1", "--timeout", "soon"},
+           {"lag", "s", "t", "--group", "g", "--below", "1", "--offset", "3"}}) {
+    const CliRun run = run_cli_in_process(args);
+    EXPECT_EQ(run.status, 2) << testing::PrintToString(args);
+    EXPECT_TRUE(run.err.starts_with("hark: ")) << run.err;
+    EXPECT_NE(run.err.find("usage: hark "), std::string::npos) << run.err;
+    EXPECT_EQ(run.out, "");
+  }
+}
+
+TEST(CliWait, FromTheEndAsksForThePartitionsNextOffsetAndPrintsWhatIsReady) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto get = next_request<protocol::GetTopicRequest>(connection);
+    EXPECT_EQ(get.topic_id, *protocol::Identifier::named("t"));
+    protocol::TopicDetailsResponse topic{.topic = {.id = 0, .partitions_count = 2, .name = "t"}};
+    topic.partitions = {{.id = 0, .current_offset = 3, .messages_count = 4},
+                        {.id = 1, .current_offset = 9, .messages_count = 10}};
+    connection.send_ok(payload_of(topic));
+    const auto wait = next_notify_request<protocol::WaitForMessagesRequest>(connection);
+    EXPECT_EQ(wait.partition_id, std::optional<uint32_t>(1));
+    EXPECT_EQ(wait.strategy, (protocol::PollingStrategy{protocol::PollingKind::offset, 10}));
+    EXPECT_EQ(wait.min_messages, 3u);
+    EXPECT_EQ(wait.wait_timeout_us, 30'000'000u);  // No --timeout: the server's maximum.
+    connection.send_ok(payload_of(protocol::WaitForMessagesResponse{
+        {{.partition_id = 1, .first_offset = 10, .next_offset = 14}}}));
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"wait", "s", "t", "--partition", "1", "--min", "3"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "partition 1: offsets 10..13 ready\n");
+}
+
+TEST(CliWait, AnEarlyEmptyAnswerIsAskedAgainWithinTheServersMaximum) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto first = next_notify_request<protocol::WaitForMessagesRequest>(connection);
+    EXPECT_EQ(first.consumer.kind, protocol::ConsumerKind::consumer);
+    EXPECT_EQ(first.strategy.kind, protocol::PollingKind::next);  // Past its stored offset.
+    EXPECT_EQ(first.partition_id, std::nullopt);
+    EXPECT_EQ(first.wait_timeout_us, 30'000'000u);  // 1 h asked: one server maximum at a time.
+    connection.send_ok({});                         // As when the server's maximum passed.
+    const auto second = next_notify_request<protocol::WaitForMessagesRequest>(connection);
+    EXPECT_EQ(second.wait_timeout_us, 30'000'000u);
+    connection.send_ok(payload_of(protocol::WaitForMessagesResponse{
+        {{.partition_id = 0, .first_offset = 7, .next_offset = 8},
+         {.partition_id = 2, .first_offset = 0, .next_offset = 3}}}));
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"wait", "s", "t", "--consumer", "c", "--timeout", "1h"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "partition 0: offsets 7..7 ready\npartition 2: offsets 0..2 ready\n");
+}
+
+TEST(CliWait, TimeoutZeroChecksOnceAndExitsOneWithNothingPrinted) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto wait = next_notify_request<protocol::WaitForMessagesRequest>(connection);
+    EXPECT_EQ(wait.consumer.kind, protocol::ConsumerKind::group);
+    EXPECT_EQ(wait.wait_timeout_us, 0u);
+    connection.send_ok({});
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"wait", "s", "t", "--group", "g", "--timeout", "0"}));
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "");
+}
+
+TEST(CliWait, AServerErrorExitsTwoWithTheCliErrorLine) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    (void)next_notify_request<protocol::WaitForMessagesRequest>(connection);
+    connection.send_error(Error::invalid_command);  // A server without the command.
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(with_address(server, {"wait", "s", "t", "--offset", "5"}));
+  EXPECT_EQ(run.status, 2);
+  EXPECT_TRUE(run.err.starts_with("error: InvalidCommand (3)")) << run.err;
+}
+
+TEST(CliLag, PrintsTheTotalAndEachPartitionWhenTheWatchFires) {
+  FakeServer server([](FakeConnection& connection) {
+    accept_login(connection);
+    const auto lag = next_notify_request<protocol::WaitForLagRequest>(connection);
+    EXPECT_EQ(lag.consumer.kind, protocol::ConsumerKind::group);
+    EXPECT_EQ(lag.watch, protocol::LagWatch::above);
+    EXPECT_EQ(lag.threshold, 10u);
+    connection.send_ok(payload_of(protocol::WaitForLagResponse{
+        .total_lag = 12,
+        .partitions = {{.partition_id = 0, .next_offset = 10, .stored_offset = 4, .lag = 5},
+                       {.partition_id = 1, .next_offset = 7, .lag = 7}}}));
+    drain(connection);
+  });
+  const CliRun run =
+      run_cli_in_process(with_address(server, {"lag", "s", "t", "--group", "g", "--above", "10"}));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "lag 12: above 10\n"
+            "  partition 0: lag 5 (next offset 10, stored offset 4)\n"
+            "  partition 1: lag 7 (next offset 7, no stored offset)\n");
+}
+
+TEST(CliLag, FollowAlternatesTheWatchAndPrintsOneLinePerFlipUntilStopped) {
+  Stop stop;
+  FakeServer server([&stop](FakeConnection& connection) {
+    accept_login(connection);
+    const auto first = next_notify_request<protocol::WaitForLagRequest>(connection);
+    EXPECT_EQ(first.watch, protocol::LagWatch::below);
+    EXPECT_EQ(first.threshold, 5u);
+    connection.send_ok(payload_of(protocol::WaitForLagResponse{.total_lag = 2}));
+    const auto second = next_notify_request<protocol::WaitForLagRequest>(connection);
+    EXPECT_EQ(second.watch, protocol::LagWatch::above);
+    EXPECT_EQ(second.threshold, 6u);
+    connection.send_ok(payload_of(protocol::WaitForLagResponse{.total_lag = 40}));
+    const auto third = next_notify_request<protocol::WaitForLagRequest>(connection);
+    EXPECT_EQ(third.watch, protocol::LagWatch::below);
+    stop.request();  // As SIGINT would, with the watch parked on the server.
+    drain(connection);
+  });
+  const CliRun run = run_cli_in_process(
+      with_address(server, {"lag", "s", "t", "--consumer", "c", "--below", "5", "--follow"}), {},
+      {}, &stop);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "lag 2: below 5\nlag 40: no longer below 5\n");
 }
 
 }  // namespace

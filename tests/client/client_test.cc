@@ -165,6 +165,58 @@ TEST(Client, WaitingPollOutlivesTheCommandTimeout) {
   EXPECT_EQ(protocol::as_chars(message.payload()), "hi");
 }
 
+template <typename T>
+T decode_notify_received(const FakeConnection::Received& received) {
+  EXPECT_EQ(received.code, protocol::command_code(T::code));
+  Result<protocol::DecodedNotifyRequest> decoded =
+      protocol::decode_notify_request(received.code, received.payload);
+  EXPECT_TRUE(decoded.ok());
+  if (!decoded.ok() || !std::holds_alternative<T>(decoded->request)) return T{};
+  return std::get<T>(decoded->request);
+}
+
+TEST(Client, NotificationsSendTheirFramesAndDecodeAnswersAndTimeouts) {
+  FakeServer server([](FakeConnection& connection) {
+    auto request = connection.read_request();
+    ASSERT_TRUE(request.has_value());
+    const auto messages = decode_notify_received<protocol::WaitForMessagesRequest>(*request);
+    EXPECT_EQ(messages.min_messages, 3u);
+    EXPECT_EQ(messages.wait_timeout_us, 2'000'000u);
+    // Longer than the client's command timeout: the wait's deadline is wait + margin. Not a
+    // wait for a signal: the time that passes is the test.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    connection.send_ok(payload_of(protocol::WaitForMessagesResponse{
+        {{.partition_id = 1, .first_offset = 4, .next_offset = 9}}}));
+    request = connection.read_request();
+    ASSERT_TRUE(request.has_value());
+    const auto lag = decode_notify_received<protocol::WaitForLagRequest>(*request);
+    EXPECT_EQ(lag.watch, protocol::LagWatch::below);
+    EXPECT_EQ(lag.threshold, 5u);
+    connection.send_ok({});  // Timed out.
+    request = connection.read_request();
+    ASSERT_TRUE(request.has_value());
+    const auto condition = decode_notify_received<protocol::WaitForConditionRequest>(*request);
+    EXPECT_EQ(condition.name, "stalled");
+    connection.send_error(Error::invalid_command);  // A server without the command.
+    while (connection.read_request()) {
+    }
+  });
+  Client client(
+      {.command_timeout = std::chrono::milliseconds(50), .poll_margin = std::chrono::seconds(5)});
+  ASSERT_TRUE(client.connect(server.address()).ok());
+  const auto ready = client.wait_for_messages({.wait_timeout_us = 2'000'000, .min_messages = 3});
+  ASSERT_TRUE(ready.ok()) << error_name(ready.error());
+  ASSERT_EQ(ready->partitions.size(), 1u);
+  EXPECT_EQ(ready->partitions[0].next_offset, 9u);
+  const auto lag = client.wait_for_lag(
+      {.wait_timeout_us = 1000, .watch = protocol::LagWatch::below, .threshold = 5});
+  ASSERT_TRUE(lag.ok()) << error_name(lag.error());
+  EXPECT_FALSE(lag->has_value());
+  EXPECT_EQ(client.wait_for_condition({.wait_timeout_us = 1000, .name = "stalled"}).error(),
+            Error::invalid_command);
+  EXPECT_TRUE(client.connected());
+}
+
 TEST(Client, UnansweredCommandTimesOutAndClosesTheConnection) {
   FakeServer server([](FakeConnection& connection) {
     while (connection.read_request()) {  // Never answers.

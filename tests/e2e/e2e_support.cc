@@ -84,7 +84,8 @@ protocol::PollMessagesRequest poll_request(uint32_t consumer_id, uint32_t partit
   request.strategy = strategy;
   request.count = count;
   request.auto_commit = auto_commit;
-  request.wait_timeout_us = static_cast<uint64_t>(wait.count());
+  // 0: a classic poll, the field left out as released SDKs do (poll_now sends an explicit 0).
+  if (wait.count() > 0) request.wait_timeout_us = static_cast<uint64_t>(wait.count());
   return request;
 }
 
@@ -118,10 +119,11 @@ bool RawConnection::connect(const std::string& address) {
   return true;
 }
 
-bool RawConnection::connect_and_login(const std::string& address) {
+bool RawConnection::connect_and_login(const std::string& address, const std::string& username,
+                                      const std::string& password) {
   if (!connect(address)) return false;
   const protocol::Bytes login = request_frame(protocol::LoginUserRequest{
-      .username = "iggy", .password = "iggy", .version = {}, .context = {}});
+      .username = username, .password = password, .version = {}, .context = {}});
   const std::optional<RawResponse> response = exchange(login);
   if (!response || response->status != 0) {
     ADD_FAILURE() << "login failed: " << (response ? response->status : 0u);
@@ -240,7 +242,8 @@ AsyncPoll::AsyncPoll(RawConnection& connection, const protocol::PollMessagesRequ
 void AsyncPoll::send(const protocol::PollMessagesRequest& request) {
   // The thread gives up well after the poll's own wait (harkd answers at the wait's end), or
   // after an hour for a wait beyond that (harkd clamps it to its max_wait, 30 s by default).
-  const uint64_t wait_us = std::min<uint64_t>(request.wait_timeout_us, 3'600'000'000ull);
+  const uint64_t wait_us =
+      std::min<uint64_t>(request.wait_timeout_us.value_or(0), 3'600'000'000ull);
   const auto answer_within = std::chrono::ceil<std::chrono::milliseconds>(
                                  std::chrono::microseconds(static_cast<int64_t>(wait_us))) +
                              30s;

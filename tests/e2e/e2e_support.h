@@ -50,7 +50,8 @@ std::string text_of(std::span<const std::byte> bytes);
 std::vector<uint64_t> offsets_of(const protocol::MessageBatchView& messages);
 std::vector<std::string> payloads_of(const protocol::MessageBatchView& messages);
 
-// A poll request on stream 0, topic 0 (numeric ids), partition `partition`.
+// A poll request on stream 0, topic 0 (numeric ids), partition `partition`; wait 0 leaves the
+// wait_timeout_us field out (a classic poll, as released SDKs send).
 protocol::PollMessagesRequest poll_request(uint32_t consumer_id, uint32_t partition,
                                            protocol::PollingStrategy strategy, uint32_t count,
                                            std::chrono::microseconds wait,
@@ -80,8 +81,10 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   [[nodiscard]] bool connect(const std::string& address);
-  // Connects and logs in as iggy/iggy.
-  [[nodiscard]] bool connect_and_login(const std::string& address);
+  // Connects and logs in (as iggy/iggy by default).
+  [[nodiscard]] bool connect_and_login(const std::string& address,
+                                       const std::string& username = "iggy",
+                                       const std::string& password = "iggy");
   [[nodiscard]] bool send(std::span<const std::byte> bytes);
   // Reads one response before `deadline`; nullopt on a timeout, a closed or failed socket.
   std::optional<RawResponse> read_response(SteadyClock::time_point deadline);

@@ -1,10 +1,12 @@
 // Fuzzes what a server does with bytes from a socket: scan frames out of a receive buffer,
-// dispatch each by its code, decode. Every input must end in a request or an Iggy error code,
-// never a crash, an assertion or an unbounded allocation; and every request that decodes must
-// re-encode, and decode again to the same value (the codec is its own oracle).
+// dispatch each by its code (classic or notification table), decode. Every input must end in a
+// request or an Iggy error code, never a crash, an assertion or an unbounded allocation; and every
+// request that decodes must re-encode, and decode again to the same value (the codec is its own
+// oracle).
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "hark/protocol/framing.h"
 #include "hark/protocol/hash.h"
@@ -47,22 +49,35 @@ void walk_messages(const Request& request) {
   (void)checksums;
 }
 
-void check_request(uint32_t code, std::span<const std::byte> payload) {
-  const hark::Result<DecodedRequest> decoded = decode_request(code, payload);
+// Decodes with one table (decode_request or decode_notify_request), then re-encodes and
+// decodes again.
+template <typename DecodedT>
+void check_with(hark::Result<DecodedT> (*decode)(uint32_t, std::span<const std::byte>),
+                uint32_t code, std::span<const std::byte> payload) {
+  const hark::Result<DecodedT> decoded = decode(code, payload);
   if (!decoded.ok()) {
     if (!expected_error(decoded.error())) __builtin_trap();
     return;
   }
   if (request_code(decoded->request) != code) __builtin_trap();
-  walk_messages(decoded->request);
+  if constexpr (std::is_same_v<DecodedT, DecodedRequest>) walk_messages(decoded->request);
   Bytes frame;
   if (!encode_request_frame(decoded->request, frame).ok()) __builtin_trap();
   const FrameScan scan =
       scan_request(frame, FrameLimits{.control_max = UINT32_MAX - 4, .send_max = UINT32_MAX - 4});
   if (scan.state != FrameState::ready || scan.frame_size != frame.size()) __builtin_trap();
-  const hark::Result<DecodedRequest> again = decode_request(scan.code, scan.payload);
+  const hark::Result<DecodedT> again = decode(scan.code, scan.payload);
   if (!again.ok() || again->trailing_bytes != 0) __builtin_trap();
   if (!(again->request == decoded->request)) __builtin_trap();
+}
+
+// The classic table and hark's notification table (docs/wire.md §11) see the same frames.
+void check_request(uint32_t code, std::span<const std::byte> payload) {
+  if (code >= extension_code_first && code <= extension_code_last) {
+    check_with<DecodedNotifyRequest>(&decode_notify_request, code, payload);
+  } else {
+    check_with<DecodedRequest>(&decode_request, code, payload);
+  }
 }
 
 }  // namespace

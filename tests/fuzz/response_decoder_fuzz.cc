@@ -8,6 +8,7 @@
 
 #include "hark/protocol/codec.h"
 #include "hark/protocol/group_responses.h"
+#include "hark/protocol/notify_responses.h"
 #include "hark/protocol/poll_response.h"
 #include "hark/protocol/stream_responses.h"
 #include "hark/protocol/system_responses.h"
@@ -53,6 +54,9 @@ constexpr Check checks[] = {
     &check<PersonalAccessTokensResponse>,
     &check<PollMessagesResponse>,
     &check<StreamResponse>,
+    &check<WaitForMessagesResponse>,
+    &check<WaitForLagResponse>,
+    &check<WaitForConditionResponse>,
 };
 
 }  // namespace

@@ -316,7 +316,7 @@ Gen<p::LeaveConsumerGroupRequest> Arbitrary<p::LeaveConsumerGroupRequest>::arbit
 Gen<p::PollMessagesRequest> Arbitrary<p::PollMessagesRequest>::arbitrary() {
   return gen::apply(
       [](p::PollMessagesRequest request, p::PollingStrategy strategy, uint32_t count,
-         bool auto_commit, uint64_t wait_timeout_us) {
+         bool auto_commit, std::optional<uint64_t> wait_timeout_us) {
         request.strategy = strategy;
         request.count = count;
         request.auto_commit = auto_commit;
@@ -325,7 +325,9 @@ Gen<p::PollMessagesRequest> Arbitrary<p::PollMessagesRequest>::arbitrary() {
       },
       gen_consumer_head<p::PollMessagesRequest>(), gen::arbitrary<p::PollingStrategy>(),
       gen::arbitrary<uint32_t>(), gen::arbitrary<bool>(),
-      gen::oneOf(gen::just(uint64_t{0}), gen::arbitrary<uint64_t>()));
+      gen::oneOf(gen::just(std::optional<uint64_t>()), gen::just(std::optional<uint64_t>(0)),
+                 gen::map(gen::arbitrary<uint64_t>(),
+                          [](uint64_t wait) { return std::optional<uint64_t>(wait); })));
 }
 
 Gen<p::FlushUnsavedBufferRequest> Arbitrary<p::FlushUnsavedBufferRequest>::arbitrary() {

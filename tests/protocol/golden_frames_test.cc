@@ -100,7 +100,7 @@ TEST(GoldenFrames, PollFromNodeSdk) {
   EXPECT_EQ(request.strategy, (PollingStrategy{PollingKind::offset, 0}));
   EXPECT_EQ(request.count, 10u);
   EXPECT_TRUE(request.auto_commit);
-  EXPECT_EQ(request.wait_timeout_us, 0u);
+  EXPECT_EQ(request.wait_timeout_us, std::nullopt);  // A classic poll: no field on the wire.
   EXPECT_EQ(encoded_hex(request), to_hex(frame));
 }
 

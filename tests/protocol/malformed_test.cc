@@ -149,7 +149,8 @@ void expect_prefixes_fail(const T& request) {
   Bytes payload;
   RC_ASSERT(encode_payload(request, payload).ok());
   bool has_wait = false;
-  if constexpr (std::is_same_v<T, PollMessagesRequest>) has_wait = request.wait_timeout_us != 0;
+  if constexpr (std::is_same_v<T, PollMessagesRequest>)
+    has_wait = request.wait_timeout_us.has_value();
   const size_t classic_size = has_wait ? payload.size() - 8 : payload.size();
   for (size_t size = 0; size < payload.size(); ++size) {
     const Result<DecodedRequest> decoded =

@@ -28,10 +28,10 @@ Result<DecodedRequest> decode_poll(const Bytes& payload) {
   return decode_request(command_code(Command::poll_messages), payload);
 }
 
-TEST(PollWaitTimeout, AbsentFieldMeansAnswerAtOnce) {
+TEST(PollWaitTimeout, AbsentFieldIsAClassicPoll) {
   const Result<DecodedRequest> decoded = decode_poll(hex(classic_poll));
   ASSERT_TRUE(decoded.ok());
-  EXPECT_EQ(std::get<PollMessagesRequest>(decoded->request).wait_timeout_us, 0u);
+  EXPECT_EQ(std::get<PollMessagesRequest>(decoded->request).wait_timeout_us, std::nullopt);
   EXPECT_EQ(decoded->trailing_bytes, 0u);
 }
 
@@ -60,12 +60,25 @@ TEST(PollWaitTimeout, FullFieldIsReadAndLaterBytesAreTrailing) {
   EXPECT_EQ(extra->trailing_bytes, 2u);
 }
 
-TEST(PollWaitTimeout, ZeroWaitIsNotSentSoClassicServersSeeClassicFrames) {
+TEST(PollWaitTimeout, NoWaitIsNotSentSoClassicServersSeeClassicFrames) {
+  PollMessagesRequest request;
+  Bytes payload;
+  ASSERT_TRUE(encode_payload(request, payload).ok());
+  EXPECT_EQ(payload.size(), 38u);
+}
+
+TEST(PollWaitTimeout, AnExplicitZeroIsSentAndToldFromAClassicPoll) {
+  // A server with a default wait for classic polls (docs/long-polling.md) must tell "answer at
+  // once" from "this client cannot say".
   PollMessagesRequest request;
   request.wait_timeout_us = 0;
   Bytes payload;
   ASSERT_TRUE(encode_payload(request, payload).ok());
-  EXPECT_EQ(payload.size(), 38u);
+  EXPECT_EQ(payload.size(), 46u);
+  const Result<DecodedRequest> decoded = decode_poll(payload);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(std::get<PollMessagesRequest>(decoded->request).wait_timeout_us,
+            std::optional<uint64_t>(0));
 }
 
 struct MessageSpec {

@@ -1,7 +1,8 @@
 // Covers harkd's configuration loader: precedence (flags > environment > file > defaults), the
 // IGGY_* names, unknown keys named in the error, bad values, the three durability policies,
 // --print-config's TOML read back to the same options, the cluster layout reported by
-// get_cluster_metadata (Iggy's defaults and names), and the duration and size syntax.
+// get_cluster_metadata (Iggy's defaults and names), the scope of the classic polls' default
+// wait (never silently everyone), and the duration and size syntax.
 #include "hark/server/config.h"
 
 #include <stdio.h>
@@ -199,6 +200,35 @@ TEST(LoadConfig, MalformedClusterSettingsAreErrorsNamingTheKey) {
     ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::error) << args[0] << " " << args[1];
     EXPECT_NE(parsed.error.find("cluster."), std::string::npos) << parsed.error;
   }
+}
+
+TEST(LoadConfig, AClassicDefaultWaitNeedsAScopeAndListsReadBack) {
+  const ParsedFlags unscoped = load({"--classic-default-wait", "2s"});
+  ASSERT_EQ(unscoped.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(unscoped.error.find("polling.classic_default_wait_users"), std::string::npos)
+      << unscoped.error;
+  EXPECT_EQ(load({}).options.classic_default_wait, Duration(0));  // Off by default.
+
+  const TempFile file(
+      "[polling]\nclassic_default_wait = \"2s\"\n"
+      "classic_default_wait_users = \"alice, bob\"\nclassic_default_wait_streams = \"orders,7\"\n");
+  const ParsedFlags parsed = load({"--config", file.path().c_str(), "--print-config"});
+  ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::print) << parsed.error;
+  EXPECT_EQ(parsed.options.classic_default_wait, 2s);
+  EXPECT_EQ(parsed.options.classic_default_wait_users, (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_EQ(parsed.options.classic_default_wait_streams, (std::vector<std::string>{"orders", "7"}));
+  const TempFile printed(print_config(parsed.options));
+  const ParsedFlags again = load({"--config", printed.path().c_str()});
+  ASSERT_EQ(again.outcome, ParsedFlags::Outcome::run) << again.error;
+  EXPECT_EQ(print_config(again.options), print_config(parsed.options));
+
+  const ParsedFlags everyone =
+      load({}, {"HARK_CLASSIC_DEFAULT_WAIT=1s", "HARK_CLASSIC_DEFAULT_WAIT_USERS=*"});
+  ASSERT_EQ(everyone.outcome, ParsedFlags::Outcome::run) << everyone.error;
+  EXPECT_EQ(everyone.options.classic_default_wait_users, (std::vector<std::string>{"*"}));
+  const ParsedFlags empty_entry = load({"--classic-default-wait-streams", "a,,b"});
+  ASSERT_EQ(empty_entry.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(empty_entry.error.find("polling.classic_default_wait_streams"), std::string::npos);
 }
 
 TEST(LoadConfig, RootCredentialsComeFromHarkOrIggyVariablesAndAreNeverPrinted) {

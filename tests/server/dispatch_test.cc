@@ -92,7 +92,7 @@ TEST(FillPoll, CarriesEveryFieldAndTheWaitInMicroseconds) {
   request.auto_commit = true;
   request.wait_timeout_us = 2500;
   TestPoll poll;
-  ASSERT_TRUE(fill_poll(request, /*client_id=*/9, poll).ok());
+  ASSERT_TRUE(fill_poll(request, /*client_id=*/9, std::chrono::seconds(7), poll).ok());
   EXPECT_EQ(poll.stream.number(), 1u);
   EXPECT_EQ(poll.member, 9u);
   EXPECT_EQ(poll.topic.text(), "events");
@@ -109,10 +109,20 @@ TEST(FillPoll, AHugeWaitSaturatesInsteadOfOverflowing) {
   protocol::PollMessagesRequest request;
   request.wait_timeout_us = UINT64_MAX;
   TestPoll poll;
-  ASSERT_TRUE(fill_poll(request, 1, poll).ok());
+  ASSERT_TRUE(fill_poll(request, 1, Duration(0), poll).ok());
   EXPECT_EQ(poll.wait, Duration::max());
   request.wait_timeout_us = 0;
-  ASSERT_TRUE(fill_poll(request, 1, poll).ok());
+  ASSERT_TRUE(fill_poll(request, 1, Duration(0), poll).ok());
+  EXPECT_EQ(poll.wait, Duration(0));
+}
+
+TEST(FillPoll, OnlyAClassicPollTakesTheClassicWait) {
+  protocol::PollMessagesRequest request;
+  TestPoll poll;
+  ASSERT_TRUE(fill_poll(request, 1, std::chrono::seconds(2), poll).ok());
+  EXPECT_EQ(poll.wait, std::chrono::seconds(2));
+  request.wait_timeout_us = 0;  // Sent: "answer at once", whatever the server's default.
+  ASSERT_TRUE(fill_poll(request, 1, std::chrono::seconds(2), poll).ok());
   EXPECT_EQ(poll.wait, Duration(0));
 }
 

@@ -28,6 +28,33 @@ topic costs one parked poll, not a busy loop.
   --format F         text (payload, escaped to one line; default), hex (payload), json (all
                      fields))";
 
+constexpr std::string_view wait_details =
+    R"(Blocks until at least N messages are readable on a partition, then prints one line per
+ready partition ("partition P: offsets A..B ready") without reading them. One parked request
+at a time (re-issued before the server's maximum wait), never a polling loop.
+  --partition P    the partition (default: partition 0 from the end or --offset; with
+                   --consumer or --group, every partition the server gives that consumer)
+  --offset O       count messages from offset O
+  --consumer ID    count messages past this consumer's stored offset
+  --group NAME     count messages past this group's stored offsets (does not join it)
+                   (default, none of the three: past the partition's end when wait starts)
+  --min N          messages needed (default 1)
+  --timeout DUR    give up after DUR (default: wait forever)
+exit status: 0 ready, 1 the timeout passed with nothing, 2 any other failure.)";
+
+constexpr std::string_view lag_details =
+    R"(Blocks until the lag of a consumer or group (summed over the topic, or on one partition)
+crosses a threshold, then prints the total and each partition's lag. Lag of a partition =
+next offset - (stored offset + 1), or next offset - first offset when nothing is stored.
+  --consumer ID    whose lag (by id or name), or
+  --group NAME     a consumer group's lag (does not join it)
+  --partition P    only this partition
+  --above N        fire when the lag is N or more (falling behind), or
+  --below N        fire when the lag is N or less (caught up)
+  --timeout DUR    give up after DUR (default: wait forever)
+  --follow         print a line each time the condition flips, until SIGINT or SIGTERM
+exit status: 0 fired (or --follow stopped), 1 the timeout passed, 2 any other failure.)";
+
 constexpr std::string_view produce_details =
     R"(Sends each MESSAGE argument, or each line of stdin when there is none (blank lines are
 skipped), then prints how many were sent.
@@ -56,7 +83,7 @@ constexpr std::string_view permissions_details =
 read_servers, manage_users, read_users, manage_streams, read_streams, manage_topics,
 read_topics, poll_messages, send_messages; or all; or none.)";
 
-constexpr std::array<CommandSpec, 32> commands = {{
+constexpr std::array<CommandSpec, 34> commands = {{
     {"ping", "[--count N]", "measure the round trip to the server, in microseconds", "count",
      "  --count N   pings to send (default 1); a summary follows when N > 1\nNeeds no login.", 0, 0,
      run_ping},
@@ -116,6 +143,16 @@ constexpr std::array<CommandSpec, 32> commands = {{
      "print messages as they arrive (long polling)",
      "partition consumer group from count wait follow no-auto-commit format", consume_details, 2, 2,
      run_consume},
+    {"wait",
+     "STREAM TOPIC [--partition P] [--offset O | --consumer ID | --group NAME] [--min N] "
+     "[--timeout DUR]",
+     "wait until messages are ready, without reading them",
+     "partition offset consumer group min timeout", wait_details, 2, 2, run_wait},
+    {"lag",
+     "STREAM TOPIC (--consumer ID | --group NAME) [--partition P] (--above N | --below N) "
+     "[--timeout DUR] [--follow]",
+     "wait until a consumer's lag crosses a threshold",
+     "consumer group partition above below timeout follow", lag_details, 2, 2, run_lag},
 }};
 
 constexpr std::string_view global_help = R"(global flags (flag > environment > default):
@@ -131,7 +168,8 @@ constexpr std::string_view global_help = R"(global flags (flag > environment > d
 constexpr std::string_view notes_help =
     R"(STREAM, TOPIC, GROUP and USER are an id when they are digits (ids start at 0), else a name.
 Durations take a unit: 500us, 250ms, 5s, 2m, 1h.
-exit status: 0 done, 1 the server refused or the connection failed, 2 bad arguments.
+exit status: 0 done, 1 the server refused or the connection failed, 2 bad arguments;
+wait and lag: 0 fired, 1 the timeout passed, 2 any other failure.
 )";
 
 bool word_listed(std::string_view names, std::string_view name) {
@@ -218,7 +256,7 @@ std::string missing_arguments(const CommandSpec& command, size_t given) {
   for (size_t index = 0; !rest.empty(); ++index) {
     const size_t space = rest.find(' ');
     const std::string_view word = rest.substr(0, space);
-    if (word.starts_with("[")) break;
+    if (word.starts_with("[") || word.starts_with("(")) break;  // Flags, optional or not.
     if (index >= given) missing += (missing.empty() ? "" : " ") + std::string(word);
     rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
   }

@@ -25,7 +25,8 @@ struct CommandSpec {
 // accepts only global_flags and its own CommandSpec::flags.
 inline constexpr std::string_view value_flags =
     "address username password token count partitions message-expiry max-size name status "
-    "permissions expiry partition key rate batch consumer group from wait format";
+    "permissions expiry partition key rate batch consumer group from wait format offset min "
+    "timeout above below";
 inline constexpr std::string_view switch_flags = "verbose help follow no-auto-commit";
 
 std::span<const CommandSpec> command_table();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <span>
 #include <string>
 
@@ -64,5 +65,13 @@ ExitCode run_produce(Session& session, const Invocation& invocation);
 
 // commands_consume.cc
 ExitCode run_consume(Session& session, const Invocation& invocation);
+
+// commands_notify.cc
+ExitCode run_wait(Session& session, const Invocation& invocation);
+ExitCode run_lag(Session& session, const Invocation& invocation);
+
+// harkd's default maximum wait (polling.max_wait): a longer wait is clamped to it, so the
+// CLI never asks for more in one request and asks again when it ends.
+inline constexpr Duration server_wait_max = std::chrono::seconds(30);
 
 }  // namespace hark::cli

@@ -17,7 +17,7 @@ using protocol::PollingKind;
 using protocol::PollingStrategy;
 
 constexpr uint32_t poll_count_max = 100;
-constexpr Duration follow_wait_default = std::chrono::seconds(30);  // harkd's default max.
+constexpr Duration follow_wait_default = server_wait_max;
 // Empty answers come at most this often: a server without the wait extension (Iggy 0.8.0)
 // answers at once, and a purge answers parked polls at once.
 constexpr Duration empty_poll_interval_min = std::chrono::milliseconds(100);

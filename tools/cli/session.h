@@ -12,7 +12,9 @@
 namespace hark::cli {
 
 // The process's exit status: 0 done, 1 the server or the connection failed, 2 bad arguments.
-enum class ExitCode : int { ok = 0, failed = 1, usage = 2 };
+// `hark wait` and `hark lag` use their own meanings, which scripts rely on: 1 the timeout
+// passed with nothing (timed_out), 2 any failure, arguments or otherwise (wait_failed).
+enum class ExitCode : int { ok = 0, failed = 1, usage = 2, timed_out = 1, wait_failed = 2 };
 
 // What one command runs with: the output streams, the global options, the stop request, and
 // the client (connected by open()). Prints the failures of the command in the CLI's formats,

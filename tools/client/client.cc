@@ -56,6 +56,19 @@ Result<Bytes> Client::call(const Request& request, Duration timeout) {
   return exchange(frame_, timeout);
 }
 
+Result<Bytes> Client::call(const NotifyRequest& request, Duration timeout) {
+  frame_.clear();
+  HARK_TRY(encode_request_frame(request, frame_));
+  return exchange(frame_, timeout);
+}
+
+Duration Client::waiting_timeout(uint64_t wait_us) const {
+  if (wait_us == 0) return options_.command_timeout;
+  const Duration wait =
+      std::chrono::microseconds(std::min<uint64_t>(wait_us, uint64_t{INT64_MAX} / 1000));
+  return std::max(options_.command_timeout, wait + options_.poll_margin);
+}
+
 // Every command below is one call(): encode, exchange, decode the expected response shape.
 
 Result<IdentityResponse> Client::login(std::string_view username, std::string_view password) {
@@ -210,16 +223,28 @@ Status Client::send_messages(const SendTarget& target, std::span<const OutgoingM
 }
 
 Result<PolledMessages> Client::poll_messages(const PollMessagesRequest& request) {
-  const Duration wait = std::chrono::microseconds(
-      std::min<uint64_t>(request.wait_timeout_us, uint64_t{INT64_MAX} / 1000));
-  const Duration timeout = request.wait_timeout_us == 0
-                               ? options_.command_timeout
-                               : std::max(options_.command_timeout, wait + options_.poll_margin);
-  HARK_TRY_ASSIGN(Bytes payload, call(request, timeout));
+  HARK_TRY_ASSIGN(Bytes payload,
+                  call(request, waiting_timeout(request.wait_timeout_us.value_or(0))));
   Result<Decoded<PollMessagesResponse>> decoded = decode_payload<PollMessagesResponse>(payload);
   if (!decoded.ok()) return Error::invalid_bytes_response;
   // The views point into `payload`'s heap buffer, which moving the vector does not move.
   return PolledMessages(std::move(payload), decoded->value);
+}
+
+Result<WaitForMessagesResponse> Client::wait_for_messages(const WaitForMessagesRequest& request) {
+  return decode_response<WaitForMessagesResponse>(
+      call(request, waiting_timeout(request.wait_timeout_us)));
+}
+
+Result<std::optional<WaitForLagResponse>> Client::wait_for_lag(const WaitForLagRequest& request) {
+  return decode_optional_response<WaitForLagResponse>(
+      call(request, waiting_timeout(request.wait_timeout_us)));
+}
+
+Result<WaitForConditionResponse> Client::wait_for_condition(
+    const WaitForConditionRequest& request) {
+  return decode_response<WaitForConditionResponse>(
+      call(request, waiting_timeout(request.wait_timeout_us)));
 }
 
 Status Client::flush_unsaved_buffer(const FlushUnsavedBufferRequest& request) {

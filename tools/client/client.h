@@ -8,6 +8,7 @@
 #include "hark/core/base/result.h"
 #include "hark/core/base/units.h"
 #include "hark/protocol/group_responses.h"
+#include "hark/protocol/notify_responses.h"
 #include "hark/protocol/poll_response.h"
 #include "hark/protocol/request.h"
 #include "hark/protocol/stream_responses.h"
@@ -132,10 +133,25 @@ class Client {
   Status join_consumer_group(const protocol::JoinConsumerGroupRequest& request);
   Status leave_consumer_group(const protocol::LeaveConsumerGroupRequest& request);
 
+  // hark's notifications (docs/wire.md §11): block until the condition holds or the request's
+  // wait_timeout_us passes (deadline as a waiting poll's, see ClientOptions). A timeout is an
+  // answer with no partitions (wait_for_lag: nullopt). A server without them (Iggy, or a harkd
+  // that does not handle them yet) answers invalid_command (3).
+  Result<protocol::WaitForMessagesResponse> wait_for_messages(
+      const protocol::WaitForMessagesRequest& request);
+  Result<std::optional<protocol::WaitForLagResponse>> wait_for_lag(
+      const protocol::WaitForLagRequest& request);
+  Result<protocol::WaitForConditionResponse> wait_for_condition(
+      const protocol::WaitForConditionRequest& request);
+
   // Sends any request and returns the raw response payload, within `timeout`.
   Result<protocol::Bytes> call(const protocol::Request& request, Duration timeout);
+  Result<protocol::Bytes> call(const protocol::NotifyRequest& request, Duration timeout);
 
  private:
+  // The deadline of a request that may wait `wait_us` on the server.
+  Duration waiting_timeout(uint64_t wait_us) const;
+
   Result<protocol::Bytes> exchange(std::span<const std::byte> frame, Duration timeout);
 
   ClientOptions options_;
