@@ -1,11 +1,14 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "hark/core/base/assert.h"
 #include "hark/core/base/intrusive_list.h"
 #include "hark/core/base/units.h"
+#include "hark/core/broker/condition.h"
 #include "hark/io/reactor.h"
 #include "hark/io/timer_wheel.h"
 #include "hark/storage/read_view.h"
@@ -26,6 +29,24 @@ enum class WaitState : uint32_t { waiting, notified, timed_out, cancelled, abort
 // or (later, with several nodes) the partition moved to another owner.
 enum class AbortReason : uint8_t { none, purged, deleted, shutdown, moved };
 
+// A condition waiter's request, held by its Registration while parked (docs/notifications.md):
+// the condition, who asks, the parameter bytes, and, owner side, when to evaluate it next and
+// the answer it wrote. Pooled per home shard like Registrations; the home fills it before the
+// push, the owner writes `answer`/`wake_at` while it holds the registration, the home reads
+// the answer after the hand-back.
+struct ConditionSlot final : ListHook<PoolTag> {
+  const Condition* condition = nullptr;
+  ConsumerRef consumer;
+  uint32_t params_size = 0;
+  std::array<std::byte, condition_params_max> params{};
+  uint64_t wake_at = 0;  // See Verdict::wake_at.
+  uint32_t answer_size = 0;
+  std::array<std::byte, condition_answer_max> answer{};
+
+  ConditionRequest request() const { return {consumer, std::span(params).first(params_size)}; }
+  std::span<const std::byte> answer_bytes() const { return std::span(answer).first(answer_size); }
+};
+
 // One watched partition of a Wait: pushed on the partition's WaiterList by the home shard,
 // drained and judged by the partition's owner, handed back to the home shard as a Task.
 // Immutable once pushed, except `next_` (the WaiterList link, written before the push) and
@@ -43,6 +64,8 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   // How many messages the owner may read for the poll when this registration wins (0: none;
   // the home evaluates the poll again instead).
   uint32_t read_count() const { return read_count_; }
+  // A condition waiter's request and answer; null for a poll's threshold registration.
+  ConditionSlot* condition() const { return condition_; }
   // The messages the owner read when this registration won, if it could (data in memory):
   // the woken poll is answered without another hop (docs/long-polling.md §Where the data of a
   // woken poll comes from).
@@ -65,6 +88,7 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   Registration* next_ = nullptr;  // WaiterList link.
   storage::ReadView view_;        // Owner writes before the hand-back; home reads after.
   uint32_t read_count_ = 0;
+  ConditionSlot* condition_ = nullptr;
   bool woken_here_ = false;
 };
 

@@ -44,6 +44,32 @@ void Partition::on_won(Registration& registration) {
   if (view.has_value()) registration.attach(std::move(*view));
 }
 
+Verdict Partition::evaluate(const Condition& condition, const ConditionRequest& request,
+                            std::span<std::byte, condition_answer_max> answer) {
+  PartitionFacts facts(*this);
+  facts.stream_id = cell_->key.stream.value();
+  facts.topic_id = cell_->key.topic.value();
+  facts.partition_id = cell_->key.partition.value();
+  facts.first_offset = log_->first_offset().value();
+  facts.next_offset = log_->next_offset().value();
+  facts.size_bytes = log_->size_bytes();
+  facts.last_append_timestamp = log_->last_timestamp();
+  facts.now = waits_.clock().realtime_now();
+  waits_.count_condition_evaluation();
+  Verdict verdict = condition.evaluate(facts, request, answer);
+  verdict.answer_size = std::min<uint32_t>(verdict.answer_size, condition_answer_max);
+  return verdict;
+}
+
+bool Partition::judge(Registration& registration) {
+  HARK_ASSERT(&registration.point() == cell_.get());
+  ConditionSlot& slot = *registration.condition();
+  const Verdict verdict = evaluate(*slot.condition, slot.request(), slot.answer);
+  slot.answer_size = verdict.satisfied ? verdict.answer_size : 0;
+  slot.wake_at = verdict.wake_at;
+  return verdict.satisfied;
+}
+
 void Partition::commit_advanced(Offset next_offset) {
   waits_.publish(*cell_, next_offset.value());
   publish_figures();
@@ -99,11 +125,14 @@ Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset, Off
   if (offset >= log_->next_offset().value()) return Error::invalid_offset;
   offsets_->set(consumer, offset, done);
   HARK_ASSERT(offsets_->get(consumer) == offset);  // Seen at once, written later.
+  waits_.offsets_changed(*cell_);
   return ok_status();
 }
 
 Status Partition::delete_offset(const ConsumerRef& consumer, OffsetWritten& done) {
-  return offsets_->erase(consumer, done) ? ok_status() : Status(Error::consumer_offset_not_found);
+  if (!offsets_->erase(consumer, done)) return Error::consumer_offset_not_found;
+  waits_.offsets_changed(*cell_);
+  return ok_status();
 }
 
 void Partition::close() {
@@ -121,3 +150,11 @@ void Partition::publish_figures() {
 }
 
 }  // namespace hark::core::internal
+
+namespace hark::core {
+
+std::optional<uint64_t> PartitionFacts::stored_offset(const ConsumerRef& consumer) const {
+  return partition_.stored_offset(consumer);
+}
+
+}  // namespace hark::core
