@@ -60,6 +60,8 @@ struct Verdict {
   // owner does not evaluate it for them (0: evaluate at every commit; UINT64_MAX: commits
   // never satisfy it, only offset changes may). Offset stores and deletes always evaluate.
   uint64_t wake_at = 0;
+  // For a condition over a total (totals()): this partition's share of it (hark.lag: its lag).
+  uint64_t measure = 0;
 };
 
 // A condition. evaluate() runs on the partition's owner shard: when the request is evaluated
@@ -82,6 +84,17 @@ class Condition {
   // True if the verdict can change with time alone (e.g. "no message for N seconds"): such
   // a waiter is also evaluated at every sweep of its partition's owner.
   virtual bool time_dependent() const { return false; }
+
+  // A condition over the total of the partitions a request addresses (hark.lag) returns true:
+  // then evaluate() always writes its answer and its Verdict::measure (`satisfied` is not
+  // read), each owner sends every change of them to the request's home shard, and the home
+  // asks total_holds() of the sum of the latest measures.
+  virtual bool totals() const { return false; }
+  virtual bool total_holds(uint64_t total, std::span<const std::byte> params) const {
+    (void)total;
+    (void)params;
+    return false;
+  }
 };
 
 }  // namespace hark::core

@@ -64,21 +64,24 @@ class LagCondition final : public Condition {
 
   Verdict evaluate(const PartitionFacts& facts, const ConditionRequest& request,
                    std::span<std::byte, condition_answer_max> answer) const override {
-    const bool above = std::to_integer<uint8_t>(request.params[0]) == 1;
-    const uint64_t threshold = load_u64(request.params, 1);
     const std::optional<uint64_t> stored = facts.stored_offset(request.consumer);
     const uint64_t first = first_readable(facts, request.consumer);
     const uint64_t lag = facts.next_offset - std::min(first, facts.next_offset);
-    if (above ? lag < threshold : lag > threshold) {
-      // Above: appends raise the lag, so the commit that can do it is known. Below: only an
-      // offset store (or delete) lowers it; commits never satisfy it.
-      return Verdict{.wake_at = above ? add_saturating(first, threshold) : UINT64_MAX};
-    }
     store_u64(answer, 0, facts.next_offset);
     answer[8] = std::byte{stored.has_value() ? uint8_t{1} : uint8_t{0}};
     store_u64(answer, 9, stored.value_or(0));
     store_u64(answer, 17, lag);
-    return Verdict{.satisfied = true, .answer_size = lag_answer_bytes};
+    // Every commit and offset change moves the lag: each is measured (wake_at 0) and sent to
+    // the home, which judges the total.
+    return Verdict{.answer_size = lag_answer_bytes, .wake_at = 0, .measure = lag};
+  }
+
+  bool totals() const override { return true; }
+
+  bool total_holds(uint64_t total, std::span<const std::byte> params) const override {
+    const bool above = std::to_integer<uint8_t>(params[0]) == 1;
+    const uint64_t threshold = load_u64(params, 1);
+    return above ? total >= threshold : total <= threshold;
   }
 };
 

@@ -60,6 +60,9 @@ class Notify : public Operation {
   std::vector<std::byte> params;  // The condition's parameters (see the built-ins below).
   Duration wait = Duration(0);
   std::vector<NotifyAnswer> answers;  // Out, by partition as evaluated.
+  // Out, for a condition over a total (hark.lag): the sum of the partitions' measures when
+  // it held (or when the request was last evaluated).
+  std::optional<uint64_t> total;
 
  private:
   friend class internal::NotifyJob;
@@ -88,10 +91,12 @@ void wait_for_messages(Notify& notify, const MessagesParams& params);
 std::optional<MessagesReady> messages_ready(const NotifyAnswer& answer);
 
 // hark.lag: a partition's lag for the request's consumer (or group) is next_offset -
-// (stored + 1), or next_offset - first_offset when nothing is stored. `above`: satisfied when
-// lag >= threshold (falling behind; woken by appends); `below`: when lag <= threshold (caught
-// up; woken by offset stores and deletes). Evaluated per partition (docs/notifications.md
-// §WaitForLag says what of the total over a topic is built).
+// (stored + 1), or next_offset - first_offset when nothing is stored; the total lag is their
+// sum over the partitions the request addresses (one, the topic's, or a member's). `above`:
+// satisfied when total >= threshold (falling behind); `below`: when total <= threshold
+// (caught up). Owners send each partition's lag change (appends raise it, offset stores and
+// deletes lower it) to the request's home, which sums them (docs/notifications.md
+// §WaitForLag). Answers: every partition's lag, and `total`.
 struct LagParams {
   enum class Direction : uint8_t { above = 1, below = 2 };
   Direction direction = Direction::above;

@@ -78,13 +78,14 @@ Result<Wait*> WaitShard::begin_park(std::span<const Watch> watches, WaitClient& 
     registration.epoch_ = watch.epoch;
     registration.woken_here_ = false;
     registration.read_count_ = watch.read_count;
-    registration.condition_ = watch.condition != nullptr ? &take_condition(watch) : nullptr;
+    registration.condition_ =
+        watch.condition != nullptr ? &take_condition(watch, registration) : nullptr;
     watch.point->register_wait(registration);
   }
   return &wait;
 }
 
-ConditionSlot& WaitShard::take_condition(const Watch& watch) {
+ConditionSlot& WaitShard::take_condition(const Watch& watch, Registration& registration) {
   ConditionSlot& slot = *free_conditions_.pop_front();
   const ConditionSlot& request = *watch.condition;
   HARK_ASSERT(request.params_size <= request.params.size());
@@ -94,6 +95,8 @@ ConditionSlot& WaitShard::take_condition(const Watch& watch) {
   std::copy_n(request.params.begin(), request.params_size, slot.params.begin());
   slot.wake_at = watch.threshold();
   slot.answer_size = 0;
+  slot.report.registration = &registration;
+  slot.report.in_flight.store(false, std::memory_order_relaxed);  // Nobody else holds it.
   return slot;
 }
 
@@ -143,6 +146,29 @@ void WaitShard::cancel(Wait& wait) {
     if (wait.try_complete(WaitState::cancelled)) counters_.cancelled++;
   }
   wait.client_ = nullptr;
+}
+
+void WaitShard::complete(Wait& wait) {
+  HARK_ASSERT(wait.shard_ == this);
+  if (wait.delivered_ || !wait.try_complete(WaitState::notified)) return;
+  counters_.woken++;
+  deliver(wait, WaitState::notified, nullptr);
+}
+
+void WaitShard::report(Registration& registration) {
+  ConditionReport& report = registration.condition()->report;
+  if (report.in_flight.exchange(true, std::memory_order_seq_cst)) return;  // It reads ours.
+  reactor_.post(registration.wait().home(), report);
+}
+
+void WaitShard::report_arrived(Registration& registration) {
+  registration.condition()->report.in_flight.store(false, std::memory_order_seq_cst);
+  Wait& wait = registration.wait();
+  // Reports come before their registration's hand-back (posts from one shard keep their
+  // order), so the registration and its Wait are still this shard's.
+  if (wait.delivered_ || wait.client_ == nullptr) return;
+  counters_.condition_reports++;
+  wait.client_->on_report(wait, registration);
 }
 
 void WaitShard::wait_expired(Wait& wait) {

@@ -42,6 +42,9 @@ struct WaitCounters {
   // parked waiters at commits, offset changes and sweeps): zero between events proves a
   // waiter costs nothing while nothing happens.
   uint64_t conditions_evaluated = 0;
+  // Lag changes (reports of a condition over a total) this shard, as home, received while
+  // their request waited: several changes in flight at once arrive as one.
+  uint64_t condition_reports = 0;
 };
 
 // One partition a poll waits on: where, from which offset, and the epoch the poll saw.
@@ -116,6 +119,9 @@ class WaitShard final : public io::IterationHook {
   ParkResult finish_park(Wait& wait, std::span<const Watch> watches, Instant deadline);
   // Home. The poll's connection went away: the client is never called for `wait`. O(1).
   void cancel(Wait& wait);
+  // Home. A condition over a total holds (its client summed the reports): completes `wait` as
+  // notified, with no winner; its registrations come home from their owners later.
+  void complete(Wait& wait);
 
   // Owner. The points this shard owns: swept periodically, aborted at shutdown. `hook`
   // (optional) attaches messages for the polls this point's commits win; it must outlive the
@@ -132,6 +138,9 @@ class WaitShard final : public io::IterationHook {
   void offsets_changed(CommitPoint& point);
   // Owner. Counts one evaluation of a condition (WaitCounters::conditions_evaluated).
   void count_condition_evaluation() { counters_.conditions_evaluated++; }
+  // Owner. Sends a condition waiter's new measure (ConditionSlot::report, already written)
+  // to its home, unless a report of it is still on its way there.
+  void report(Registration& registration);
   // Owner. Shutdown: aborts every poll parked on any adopted point.
   void abort_all(AbortReason reason);
   // Owner. Runs `task` on this shard once this iteration's commits are settled, after the
@@ -151,6 +160,7 @@ class WaitShard final : public io::IterationHook {
  private:
   friend class Registration;
   friend class Wait;
+  friend class ConditionReport;
 
   class SweepTimer final : public io::Timer {
    public:
@@ -162,6 +172,7 @@ class WaitShard final : public io::IterationHook {
   };
 
   void hand_back(Registration& registration);
+  void report_arrived(Registration& registration);
   void registration_returned(Registration& registration);
   void wait_expired(Wait& wait);
   void deliver(Wait& wait, WaitState state, Registration* winner);
@@ -169,7 +180,7 @@ class WaitShard final : public io::IterationHook {
   bool recheck(std::span<const Watch> watches, Wait& wait);
   void sweep();
   // A pooled slot holding `watch`'s condition request (begin_park checked there is one).
-  ConditionSlot& take_condition(const Watch& watch);
+  ConditionSlot& take_condition(const Watch& watch, Registration& registration);
 
   io::Reactor& reactor_;
   WaitShardOptions options_;

@@ -206,20 +206,23 @@ class Driver final : public io::Timer {
   std::vector<std::byte> message_;
 };
 
-// Each answer held when its owner gave it.
+// Each hark.messages answer held when its owner gave it; a hark.lag answer is every
+// partition's lag, summing to a total that holds.
 bool answers_held(const TestNotify& notify) {
+  uint64_t lags = 0;
   for (const NotifyAnswer& answer : notify.answers) {
     if (const auto ready = messages_ready(answer)) {
       if (ready->next_offset < ready->first_readable + notify.threshold) return false;
     } else if (const auto lag = partition_lag(answer)) {
-      if (notify.lag_above ? lag->lag < notify.threshold : lag->lag > notify.threshold) {
-        return false;
-      }
+      lags += lag->lag;
     } else {
       return false;
     }
   }
-  return true;
+  if (notify.condition != lag_condition || notify.answers.empty()) return true;
+  const uint64_t total = notify.total.value_or(UINT64_MAX);
+  return lags == total &&
+         (notify.lag_above ? total >= notify.threshold : total <= notify.threshold);
 }
 
 void TestNotify::done() {

@@ -216,6 +216,12 @@ class NotifyTest : public ::testing::Test {
   bool parked(uint64_t count) { return test::wait_until_parked(*broker_, count); }
   BrokerStats stats() { return test::broker_stats(*broker_); }
 
+  // Waits until the home of a condition over a total has judged `count` lag changes in all.
+  bool reported(uint64_t count) {
+    return test::wait_for_stats(
+        *broker_, [count](const BrokerStats& s) { return s.waits.condition_reports >= count; });
+  }
+
   // A future still unanswered once `parked(1)` held and an event was fully applied (an
   // Append or a StoreOffset is answered after the settle that follows it).
   static bool unanswered(std::future<Status>& answer) {
@@ -308,11 +314,13 @@ TEST_F(NotifyTest, ABelowLagWatchIsFiredByAStoreOffset) {
   auto answer = start(notify);
   ASSERT_TRUE(parked(1));  // Lag 5.
   const uint64_t evaluated = stats().waits.conditions_evaluated;
-  ASSERT_TRUE(append(3).ok());  // Lag 6: commits never satisfy `below`, so none evaluates it.
-  EXPECT_EQ(stats().waits.conditions_evaluated, evaluated);
-  ASSERT_TRUE(store(3, consumer, 1).ok());  // Lag 4: evaluated, still above 1.
-  EXPECT_TRUE(unanswered(answer));
+  ASSERT_TRUE(append(3).ok());  // Lag 6: measured once and sent home.
   EXPECT_EQ(stats().waits.conditions_evaluated, evaluated + 1);
+  ASSERT_TRUE(reported(1));
+  ASSERT_TRUE(store(3, consumer, 1).ok());  // Lag 4: still above 1.
+  EXPECT_EQ(stats().waits.conditions_evaluated, evaluated + 2);
+  ASSERT_TRUE(reported(2));  // Judged at home.
+  EXPECT_TRUE(unanswered(answer));
   ASSERT_TRUE(store(3, consumer, 4).ok());  // Lag 1.
   ASSERT_TRUE(answer.get().ok());
   ASSERT_EQ(notify.answers.size(), 1u);
@@ -322,6 +330,7 @@ TEST_F(NotifyTest, ABelowLagWatchIsFiredByAStoreOffset) {
   EXPECT_EQ(lag->next_offset, 6u);
   EXPECT_EQ(lag->stored, std::optional<uint64_t>(4));
   EXPECT_EQ(lag->lag, 1u);
+  EXPECT_EQ(notify.total, std::optional<uint64_t>(1));
 }
 
 TEST_F(NotifyTest, AnAboveLagWatchIsFiredByTheAppendThatCrossesIt) {
@@ -330,16 +339,60 @@ TEST_F(NotifyTest, AnAboveLagWatchIsFiredByTheAppendThatCrossesIt) {
   wait_for_lag(notify, LagParams{.direction = LagParams::Direction::above, .threshold = 3});
   auto answer = start(notify);
   ASSERT_TRUE(parked(1));
-  const uint64_t evaluated = stats().waits.conditions_evaluated;
-  ASSERT_TRUE(append(1, 2).ok());
+  ASSERT_TRUE(append(1).ok());
+  ASSERT_TRUE(reported(1));  // Lag 1, judged at home (each report waited for, so none merge).
+  ASSERT_TRUE(append(1).ok());
+  ASSERT_TRUE(reported(2));  // Lag 2.
   EXPECT_TRUE(unanswered(answer));
-  EXPECT_EQ(stats().waits.conditions_evaluated, evaluated);
   ASSERT_TRUE(append(1).ok());
   ASSERT_TRUE(answer.get().ok());
   ASSERT_EQ(notify.answers.size(), 1u);
   const auto lag = partition_lag(notify.answers[0]);
   EXPECT_EQ(lag->lag, 3u);
   EXPECT_EQ(lag->stored, std::nullopt);
+}
+
+TEST_F(NotifyTest, TheTotalLagSumsPartitionsOwnedByDifferentShards) {
+  // Two partitions with different owners, from where the broker put their appends.
+  std::optional<uint32_t> first_owner;
+  std::vector<uint32_t> apart;
+  for (uint32_t partition = 0; partition < 4 && apart.size() < 2; partition++) {
+    const std::vector<std::byte> bytes = message("m");
+    Blocking<Append> probe;
+    probe.stream = NameOrId::id(0);
+    probe.topic = NameOrId::id(0);
+    probe.partitioning = Partitioning{Partitioning::Kind::partition, partition};
+    probe.messages = bytes;
+    probe.count = 1;
+    ASSERT_TRUE(probe.call(*broker_).ok());
+    if (apart.empty() || probe.owner_shard->value() != *first_owner) {
+      if (apart.empty()) first_owner = probe.owner_shard->value();
+      apart.push_back(partition);
+    }
+  }
+  ASSERT_EQ(apart.size(), 2u) << "every partition on one shard";
+  // The consumer has read everything so far: total lag 0 over the topic.
+  const ConsumerRef consumer{ConsumerRef::Kind::consumer, 4};
+  for (uint32_t partition = 0; partition <= apart[1]; partition++) {
+    ASSERT_TRUE(store(partition, consumer, 0).ok());  // The partitions the probes wrote to.
+  }
+  Blocking<Notify> notify;
+  address(notify, std::nullopt, 4, 10s);
+  wait_for_lag(notify, LagParams{.direction = LagParams::Direction::above, .threshold = 3});
+  auto answer = start(notify);
+  ASSERT_TRUE(parked(1));
+  ASSERT_TRUE(append(apart[0]).ok());
+  ASSERT_TRUE(reported(1));
+  ASSERT_TRUE(append(apart[0]).ok());  // Total 2: no partition alone will reach 3.
+  ASSERT_TRUE(reported(2));
+  EXPECT_TRUE(unanswered(answer));
+  ASSERT_TRUE(append(apart[1]).ok());  // Total 3, on another shard.
+  ASSERT_TRUE(answer.get().ok());
+  EXPECT_EQ(notify.total, std::optional<uint64_t>(3));
+  ASSERT_EQ(notify.answers.size(), 4u);  // Every partition, with its lag.
+  uint64_t sum = 0;
+  for (const NotifyAnswer& each : notify.answers) sum += partition_lag(each)->lag;
+  EXPECT_EQ(sum, 3u);
 }
 
 TEST_F(NotifyTest, ACommitWithNoConditionWaitersEvaluatesNoCondition) {
@@ -456,11 +509,13 @@ TEST_F(NotifyTest, AGroupLagWatchFollowsARebalanceAndCountsTheGroupsStoredOffset
   ASSERT_TRUE(parked(1));
   ASSERT_TRUE(membership<LeaveConsumerGroup>(10).ok());  // 20 now watches partition 0 too.
   ASSERT_TRUE(parked(1));                                // Lag 0 there: parked again.
-  ASSERT_TRUE(append(0).ok());                           // Lag 1.
+  ASSERT_TRUE(append(0).ok());                           // Total 1.
+  ASSERT_TRUE(reported(1));
   EXPECT_TRUE(unanswered(answer));
-  ASSERT_TRUE(append(0).ok());  // Lag 2.
+  ASSERT_TRUE(append(0).ok());  // Total 2.
   ASSERT_TRUE(answer.get().ok());
-  ASSERT_EQ(notify.answers.size(), 1u);
+  EXPECT_EQ(notify.total, std::optional<uint64_t>(2));
+  ASSERT_EQ(notify.answers.size(), 4u);  // The member's partitions: all four now.
   const auto lag = partition_lag(notify.answers[0]);
   EXPECT_EQ(lag->partition_id, 0u);
   EXPECT_EQ(lag->stored, std::optional<uint64_t>(2));
@@ -483,6 +538,26 @@ TEST_F(NotifyTest, UnknownConditionsAndBadParametersAreRefusedWithACode) {
   EXPECT_EQ(broker_->register_condition(messages_condition, stalled).error(),
             Error::invalid_configuration);
   EXPECT_EQ(broker_->register_condition("", stalled).error(), Error::invalid_configuration);
+}
+
+TEST_F(NotifyTest, AShardOutOfConditionWaitersAnswersFeatureUnavailable) {
+  broker_->stop();
+  broker_.reset();
+  BrokerOptions options;
+  options.data_directory = directory_.string();
+  options.shards_count = 1;
+  options.waits.conditions_max = 3;  // Fewer than the topic's four partitions.
+  auto broker = Broker::start(options);
+  ASSERT_TRUE(broker.ok()) << error_name(broker.error());
+  broker_ = std::move(broker).value();
+  Blocking<Notify> notify;
+  address(notify, std::nullopt, 1, 10s);
+  wait_for_messages(notify, MessagesParams{});
+  EXPECT_EQ(notify.call(*broker_).error(), Error::feature_unavailable);
+  EXPECT_EQ(stats().waits.rejected_full, 1u);
+  address(notify, 0, 1, 50ms);  // One partition fits.
+  EXPECT_TRUE(notify.call(*broker_).ok());
+  EXPECT_EQ(stats().waits.timed_out, 1u);
 }
 
 TEST_F(NotifyTest, AnEmbeddersConditionRegisteredAfterStartFiresOnTheSweep) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "hark/core/base/log.h"
+#include "hark/core/base/message_layout.h"
 #include "hark/core/broker/broker.h"
 #include "hark/core/broker/internal/broker_shard.h"
 #include "hark/core/broker/internal/flow.h"
@@ -91,6 +92,7 @@ Status NotifyJob::check_condition(BrokerShard& shard) {
   if (notify_.params.size() > condition_params_max) return Error::invalid_format;
   HARK_TRY(condition->check(notify_.params));
   request_.condition = condition;
+  totals_ = condition->totals();
   request_.consumer = notify_.consumer;
   request_.params_size = static_cast<uint32_t>(notify_.params.size());
   std::copy(notify_.params.begin(), notify_.params.end(), request_.params.begin());
@@ -138,6 +140,8 @@ void NotifyJob::evaluate(BrokerShard& shard) {
   status_ = ok_status();
   watches_.clear();
   notify_.answers.clear();
+  notify_.total.reset();
+  measured_.assign(cells_.size(), Measured{});
   visiting_ = 0;
   visit_next(shard);
 }
@@ -165,7 +169,11 @@ void NotifyJob::evaluate_at_owner(BrokerShard& shard) {
   const CommitSnapshot seen = cell.snapshot();
   NotifyAnswer answer{.partition_id = cell.key.partition.value()};
   const Verdict verdict = owner->evaluate(*request_.condition, request_.request(), answer.bytes);
-  if (verdict.satisfied) {
+  if (totals_) {
+    answer.size = verdict.answer_size;
+    measured_[visiting_] = Measured{.answer = answer, .measure = verdict.measure, .known = true};
+  }
+  if (verdict.satisfied && !totals_) {
     answer.size = verdict.answer_size;
     notify_.answers.push_back(answer);
   } else {
@@ -203,6 +211,9 @@ void NotifyJob::evaluated_at_home(BrokerShard& shard) {
     finish(shard, status_);
   } else if (cancel_requested_) {
     finish(shard, Error::disconnected);
+  } else if (totals_ && total_holds()) {
+    answer_total();
+    finish(shard, ok_status());
   } else if (!notify_.answers.empty() || notify_.wait <= Duration(0) || shard.shutting_down() ||
              shard.reactor().clock().monotonic_now() >= deadline_) {
     finish(shard, ok_status());
@@ -262,7 +273,13 @@ void NotifyJob::on_wait_done(Wait& parked, WaitState state, Registration* winner
   unpark(shard);
   switch (state) {
     case WaitState::notified: {
-      HARK_ASSERT(winner != nullptr && winner->condition() != nullptr);
+      if (winner == nullptr) {  // A total that holds (on_report).
+        HARK_ASSERT(totals_);
+        answer_total();
+        finish(shard, ok_status());
+        return;
+      }
+      HARK_ASSERT(winner->condition() != nullptr);
       const auto& cell = static_cast<const PartitionCell&>(winner->point());
       NotifyAnswer answer{.partition_id = cell.key.partition.value()};
       const std::span<const std::byte> bytes = winner->condition()->answer_bytes();
@@ -274,6 +291,42 @@ void NotifyJob::on_wait_done(Wait& parked, WaitState state, Registration* winner
     }
     case WaitState::aborted: on_abort(shard, parked.abort_reason()); return;
     default: finish(shard, ok_status()); return;  // Timed out: no answers.
+  }
+}
+
+void NotifyJob::on_report(Wait& parked, Registration& registration) {
+  BrokerShard& shard = *BrokerShard::current();
+  HARK_ASSERT(&parked == wait_);
+  HARK_ASSERT(totals_);
+  size_t index = 0;
+  while (static_cast<const CommitPoint*>(cells_[index].get()) != &registration.point()) index++;
+  const ConditionReport& report = registration.condition()->report;
+  Measured& measured = measured_[index];
+  measured.known = true;
+  measured.measure = report.measure.load(std::memory_order_seq_cst);
+  measured.answer.size =
+      std::min<uint32_t>(report.answer_size.load(std::memory_order_seq_cst), condition_answer_max);
+  for (size_t word = 0; word < ConditionReport::words; word++) {
+    store_u64(measured.answer.bytes, word * sizeof(uint64_t),
+              report.answer[word].load(std::memory_order_seq_cst));
+  }
+  // Completing delivers at once (on_wait_done), which may end the Notify: nothing after it.
+  if (total_holds()) shard.waits().complete(parked);
+}
+
+bool NotifyJob::total_holds() {
+  uint64_t total = 0;
+  for (const Measured& measured : measured_) {
+    if (measured.known) total += measured.measure;
+  }
+  notify_.total = total;
+  return request_.condition->total_holds(total, request_.request().params);
+}
+
+void NotifyJob::answer_total() {
+  notify_.answers.clear();
+  for (const Measured& measured : measured_) {
+    if (measured.known) notify_.answers.push_back(measured.answer);
   }
 }
 

@@ -44,6 +44,7 @@ class NotifyJob final : private WaitClient, public GroupWaiter {
 
  private:
   void on_wait_done(Wait& parked, WaitState state, Registration* winner) override;
+  void on_report(Wait& parked, Registration& registration) override;
 
   void begin(BrokerShard& shard);
   Status check_condition(BrokerShard& shard);
@@ -65,12 +66,24 @@ class NotifyJob final : private WaitClient, public GroupWaiter {
   // the deadline.
   void rebalanced_while_away(BrokerShard& shard);
   void finish(BrokerShard& shard, Status status);
+  // A condition over a total: the latest measure of each partition, from the evaluation and
+  // then from its owner's reports (docs/notifications.md §WaitForLag).
+  struct Measured {
+    NotifyAnswer answer;
+    uint64_t measure = 0;
+    bool known = false;  // False for a partition skipped (gone, or not open yet).
+  };
+  // Sums the measures into the Notify's `total`; true if the condition holds for it.
+  bool total_holds();
+  // The Notify's answers for a total that holds: every partition measured.
+  void answer_total();
 
   Notify& notify_;
   ConditionSlot request_;  // The condition, who asks and the parameters: copied per watch.
   Status status_;
   std::vector<Ref<PartitionCell>> cells_;
   std::vector<Watch> watches_;
+  std::vector<Measured> measured_;  // By cell, for a condition over a total.
   std::vector<uint32_t> assigned_;  // A group member's partitions when it was evaluated.
   size_t visiting_ = 0;
   Instant deadline_{};
@@ -78,6 +91,7 @@ class NotifyJob final : private WaitClient, public GroupWaiter {
   bool cancel_requested_ = false;
   bool group_wide_ = false;  // A group member on its whole assignment.
   bool many_ = false;        // Several partitions: a gone one is skipped, not an error.
+  bool totals_ = false;      // The condition is over a total (Condition::totals()).
 };
 
 }  // namespace hark::core::internal

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hark/core/base/message_layout.h"
+
 namespace hark::core::internal {
 
 Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
@@ -65,9 +67,25 @@ bool Partition::judge(Registration& registration) {
   HARK_ASSERT(&registration.point() == cell_.get());
   ConditionSlot& slot = *registration.condition();
   const Verdict verdict = evaluate(*slot.condition, slot.request(), slot.answer);
-  slot.answer_size = verdict.satisfied ? verdict.answer_size : 0;
   slot.wake_at = verdict.wake_at;
+  if (slot.condition->totals()) {
+    report(registration, verdict);
+    return false;  // Only the home, which sums, can tell.
+  }
+  slot.answer_size = verdict.satisfied ? verdict.answer_size : 0;
   return verdict.satisfied;
+}
+
+void Partition::report(Registration& registration, const Verdict& verdict) {
+  ConditionSlot& slot = *registration.condition();
+  ConditionReport& report = slot.report;
+  for (size_t word = 0; word < ConditionReport::words; word++) {
+    report.answer[word].store(load_u64(slot.answer, word * sizeof(uint64_t)),
+                              std::memory_order_seq_cst);
+  }
+  report.answer_size.store(verdict.answer_size, std::memory_order_seq_cst);
+  report.measure.store(verdict.measure, std::memory_order_seq_cst);
+  waits_.report(registration);
 }
 
 void Partition::commit_advanced(Offset next_offset) {

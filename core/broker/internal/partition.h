@@ -65,6 +65,8 @@ class Partition final : private storage::CommitListener, public WinHook {
   void commit_advanced(Offset next_offset) override;
   void on_won(Registration& registration) override;
   bool judge(Registration& registration) override;
+  // A condition over a total: its measure and answer go to the request's home.
+  void report(Registration& registration, const Verdict& verdict);
 
   WaitShard& waits_;
   Ref<PartitionCell> cell_;
