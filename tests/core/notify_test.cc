@@ -560,6 +560,28 @@ TEST_F(NotifyTest, AShardOutOfConditionWaitersAnswersFeatureUnavailable) {
   EXPECT_EQ(stats().waits.timed_out, 1u);
 }
 
+TEST_F(NotifyTest, AConditionRegisteredBeforeStartIsServedAndAnswersAtOnceWhenItHolds) {
+  static const StalledProducer stalled;  // Outlives the broker, as it must.
+  broker_->stop();
+  broker_.reset();
+  BrokerOptions options;
+  options.data_directory = directory_.string();
+  options.shards_count = 2;
+  options.conditions = {{"example.stalled", &stalled}};
+  auto broker = Broker::start(options);
+  ASSERT_TRUE(broker.ok()) << error_name(broker.error());
+  broker_ = std::move(broker).value();
+  ASSERT_TRUE(append(2).ok());
+  Blocking<Notify> notify;
+  address(notify, 2, 1, 10s);
+  notify.condition = "example.stalled";
+  notify.params.assign(8, std::byte{0});  // Silent for 0 s: holds now.
+  ASSERT_TRUE(notify.call(*broker_).ok());
+  ASSERT_EQ(notify.answers.size(), 1u);
+  EXPECT_EQ(notify.answers[0].size, 8u);
+  EXPECT_EQ(stats().waits.parked, 0u);
+}
+
 TEST_F(NotifyTest, AnEmbeddersConditionRegisteredAfterStartFiresOnTheSweep) {
   const StalledProducer stalled;
   ASSERT_TRUE(broker_->register_condition("example.stalled", stalled).ok());
