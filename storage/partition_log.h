@@ -92,6 +92,8 @@ class PartitionLog final : private internal::LogWriter::Observer {
 
   // The commit point: the exclusive end of committed messages.
   Offset next_offset() const { return next_offset_; }
+  // The server timestamp of the last batch appended (committed or not); 0 before any.
+  UnixMicros last_timestamp() const { return last_timestamp_; }
   Offset first_offset() const;
   bool empty() const { return first_offset() == next_offset_; }
   uint64_t size_bytes() const;

@@ -8,8 +8,10 @@
 #include "hark/core/base/log.h"
 #include "hark/core/broker/internal/broker_shard.h"
 #include "hark/core/broker/internal/catalog.h"
+#include "hark/core/broker/internal/conditions.h"
 #include "hark/core/broker/internal/flow.h"
 #include "hark/core/broker/internal/metadata_log.h"
+#include "hark/core/broker/internal/notify_job.h"
 #include "hark/storage/disk.h"
 
 namespace hark::core {
@@ -138,6 +140,7 @@ Broker::Broker(const BrokerOptions& options)
     : options_(options),
       ownership_(options.shards_count),
       initial_catalog_(make_ref<internal::Catalog>()),
+      conditions_(std::make_unique<internal::ConditionRegistry>()),
       setup_(std::make_unique<Setup>(*this)),
       shards_(options.shards_count, nullptr) {}
 
@@ -150,6 +153,10 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
   HARK_TRY(storage::create_private_directories(options.data_directory));
   HARK_TRY(set_aside_unlisted_data(options.data_directory));
   std::unique_ptr<Broker> broker(new Broker(options));
+  for (const auto& [name, condition] : options.conditions) {
+    if (condition == nullptr) return Error::invalid_configuration;
+    HARK_TRY(broker->register_condition(name, *condition));
+  }
   HARK_TRY_ASSIGN(
       broker->metadata_log_,
       internal::MetadataLog::open(options.data_directory + "/metadata.log", broker->ownership_,
@@ -197,6 +204,17 @@ void Broker::cancel(Poll& poll) {
   HARK_ASSERT(shard != nullptr);
   HARK_ASSERT(&shard->broker() == this);
   internal::PollJob::cancel(poll, *shard);
+}
+
+void Broker::cancel(Notify& notify) {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  internal::NotifyJob::cancel(notify, *shard);
+}
+
+Status Broker::register_condition(std::string_view name, const Condition& condition) {
+  return conditions_->add(name, condition);
 }
 
 void Broker::stop() {

@@ -4,6 +4,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hark/core/base/ref.h"
@@ -20,6 +22,7 @@ namespace hark::core {
 
 namespace internal {
 class BrokerShard;
+class ConditionRegistry;
 class MetadataLog;
 struct Catalog;
 }  // namespace internal
@@ -66,6 +69,9 @@ struct BrokerOptions {
   Duration retention_interval = std::chrono::seconds(10);
   io::ReactorOptions reactor;
   ShardHooks* hooks = nullptr;  // Optional; must outlive the broker.
+  // Conditions registered before the shards start (Broker::register_condition); each must
+  // outlive the broker.
+  std::vector<std::pair<std::string, const Condition*>> conditions;
 };
 
 // hark's broker core: N shards (thread-per-core), each owning the partitions the ownership
@@ -89,6 +95,14 @@ class Broker {
   // On the poll's home shard only: the poll's client went away. A parked poll is cancelled in
   // O(1); either way done() follows with Error::disconnected unless the poll already ended.
   void cancel(Poll& poll);
+  // The same for a Notify (notify_operations.h).
+  void cancel(Notify& notify);
+
+  // Any thread, before or after start: makes `condition` available to Notify requests under
+  // `name` (docs/notifications.md). invalid_configuration (2) for an empty name, one over 255
+  // bytes, or one already registered (the built-ins hark.messages and hark.lag are). The
+  // condition must outlive the broker.
+  Status register_condition(std::string_view name, const Condition& condition);
 
   // The ids a stream (and a topic of it) have in the calling shard's catalog now, or Iggy's
   // not-found error (1009/1010, 2010/2011). On a shard of this broker only. For an embedding
@@ -122,6 +136,7 @@ class Broker {
   OwnershipMap ownership_;
   Ref<const internal::Catalog> initial_catalog_;
   std::unique_ptr<internal::MetadataLog> metadata_log_;
+  std::unique_ptr<internal::ConditionRegistry> conditions_;
   std::unique_ptr<Setup> setup_;
   std::vector<internal::BrokerShard*> shards_;  // Set on each shard thread at start.
   std::unique_ptr<io::ShardGroup> group_;

@@ -24,6 +24,7 @@ class Flow;
 class Partition;
 class PartitionCell;
 class PollJob;
+class NotifyJob;
 // Where an operation is in its run (core/broker/internal/stage.h): the engine's, not yours.
 enum class Stage : uint8_t;
 }  // namespace internal

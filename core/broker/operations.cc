@@ -28,6 +28,8 @@ void add_counters(WaitCounters& sum, const WaitCounters& shard) {
   sum.aborted += shard.aborted;
   sum.zombies_swept += shard.zombies_swept;
   sum.rejected_full += shard.rejected_full;
+  sum.conditions_evaluated += shard.conditions_evaluated;
+  sum.condition_reports += shard.condition_reports;
 }
 
 // One shard's part of GetStats: its counters, its partitions and (shard 0) the catalog's.

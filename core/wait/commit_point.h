@@ -18,6 +18,7 @@ class WinHook;
 struct CommitSnapshot {
   uint64_t next_offset = 0;  // Exclusive end of committed data (0 when empty).
   uint64_t epoch = 0;        // Bumped by purge and delete.
+  uint64_t offsets = 0;      // Bumped by every stored-offset change (condition waiters).
 };
 
 // Where one partition publishes what is committed, and where polls wait for it. Owned by the
@@ -27,7 +28,9 @@ struct CommitSnapshot {
 //
 // Owner side, the registrations it has drained and not yet satisfied wait in a min-heap by
 // threshold, so a commit that satisfies nobody costs one comparison, and one that wakes K
-// costs O(K log n).
+// costs O(K log n). Condition waiters (docs/notifications.md) wait in a list beside it, with
+// the lowest commit end that can satisfy any of them: a commit below it (or with no condition
+// waiter) evaluates none; a stored-offset change evaluates them all.
 //
 // Concurrent: `next_offset_` and `epoch_` are seq_cst atomics (they pair with the WaiterList
 // push: see waiter_list.h). Purge bumps the epoch before resetting the offset, so a reader
@@ -54,6 +57,9 @@ class CommitPoint : public ListHook<> {
   bool publish(uint64_t next_offset);
   // Owner only. Starts a new epoch at `next_offset` (purge: 0).
   void reset(uint64_t next_offset);
+  // Owner only. A consumer's stored offset changed: condition waiters are evaluated at the
+  // next settle. Returns true if the point just became dirty (as publish()).
+  bool offsets_changed();
 
   using HandBack = absl::FunctionRef<void(Registration&)>;
 
@@ -62,15 +68,20 @@ class CommitPoint : public ListHook<> {
   // already complete, or that is from an older epoch (after aborting its Wait as purged).
   // Returns how many registrations this call satisfied and won.
   size_t settle(HandBack hand_back);
-  // Owner only. Hands back every registration whose Wait is complete (zombies); returns how
-  // many. Bounds memory on partitions that never commit again.
-  size_t sweep(HandBack hand_back);
+  // Owner only. Hands back every registration whose Wait is complete (zombies), and
+  // evaluates time-dependent condition waiters. Bounds memory on partitions that never commit
+  // again.
+  struct Swept {
+    size_t zombies = 0;
+    size_t won = 0;  // Time-dependent condition waiters satisfied and won.
+  };
+  Swept sweep(HandBack hand_back);
   // Owner only. Aborts every waiting registration with `reason` and hands all back.
   void abort_all(AbortReason reason, HandBack hand_back);
 
   bool dirty() const { return dirty_; }
   void clear_dirty() { dirty_ = false; }
-  size_t pending() const { return pending_.size(); }
+  size_t pending() const { return pending_.size() + conditioned_.size(); }
 
  private:
   struct Absorbed {
@@ -82,14 +93,23 @@ class CommitPoint : public ListHook<> {
   Absorbed absorb(HandBack hand_back);
   // CASes the registration's Wait to notified; marks it the winner if that succeeded.
   static bool try_win(Registration& registration);
+  // Evaluates the condition waiters a commit to `next_offset` (or an offset change, or the
+  // sweep for time-dependent ones) may satisfy; hands back the satisfied and the completed.
+  // Returns how many it won.
+  size_t settle_conditions(HandBack hand_back, bool sweeping);
+  bool due(const Registration& registration, uint64_t next_offset, bool sweeping) const;
 
   ShardId owner_;
   std::atomic<uint64_t> next_offset_{0};
   std::atomic<uint64_t> epoch_{0};
+  std::atomic<uint64_t> offsets_{0};
   WaiterList waiters_;
-  std::vector<Registration*> pending_;  // Owner: a min-heap by threshold.
-  WinHook* win_hook_ = nullptr;         // Owner.
+  std::vector<Registration*> pending_;      // Owner: a min-heap by threshold.
+  std::vector<Registration*> conditioned_;  // Owner: condition waiters.
+  uint64_t conditioned_wake_ = UINT64_MAX;  // Owner: min wake_at over conditioned_.
+  WinHook* win_hook_ = nullptr;             // Owner.
   bool dirty_ = false;
+  bool offsets_dirty_ = false;  // Owner: an offset changed since the last settle.
 };
 
 }  // namespace hark::core

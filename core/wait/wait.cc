@@ -6,6 +6,8 @@ namespace hark::core {
 
 void Registration::run() { wait_->shard_->registration_returned(*this); }
 
+void ConditionReport::run() { registration->wait().shard_->report_arrived(*registration); }
+
 bool Wait::try_abort(AbortReason reason) {
   WaitState expected = WaitState::waiting;
   // The reason must be visible to the home before it can see the state change, and only the

@@ -1,11 +1,14 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "hark/core/base/assert.h"
 #include "hark/core/base/intrusive_list.h"
 #include "hark/core/base/units.h"
+#include "hark/core/broker/condition.h"
 #include "hark/io/reactor.h"
 #include "hark/io/timer_wheel.h"
 #include "hark/storage/read_view.h"
@@ -13,6 +16,7 @@
 namespace hark::core {
 
 class CommitPoint;
+class Registration;
 class Wait;
 class WaitShard;
 
@@ -25,6 +29,44 @@ enum class WaitState : uint32_t { waiting, notified, timed_out, cancelled, abort
 // Why a Wait was aborted: the partition was purged or deleted, the server is shutting down,
 // or (later, with several nodes) the partition moved to another owner.
 enum class AbortReason : uint8_t { none, purged, deleted, shutdown, moved };
+
+// What the owner of a partition last measured for a condition over a total
+// (Condition::totals()), sent to the request's home as a Task: at most one in flight per
+// registration, so changes coalesce; the home reads the latest values when it runs.
+//
+// Concurrent: every field is a seq_cst atomic. The owner writes the values, then sets
+// `in_flight` (posting the task if it was clear); the home clears `in_flight`, then reads the
+// values: so a change the home might miss is always followed by another report.
+class ConditionReport final : public io::Task {
+ public:
+  static constexpr size_t words = condition_answer_max / sizeof(uint64_t);
+  Registration* registration = nullptr;
+  std::atomic<bool> in_flight{false};
+  std::atomic<uint64_t> measure{0};
+  std::atomic<uint32_t> answer_size{0};
+  std::array<std::atomic<uint64_t>, words> answer{};
+
+  void run() override;  // On the home shard.
+};
+
+// A condition waiter's request, held by its Registration while parked (docs/notifications.md):
+// the condition, who asks, the parameter bytes, and, owner side, when to evaluate it next and
+// the answer it wrote. Pooled per home shard like Registrations; the home fills it before the
+// push, the owner writes `answer`/`wake_at` while it holds the registration, the home reads
+// the answer after the hand-back (or, for a total, `report` while it is parked).
+struct ConditionSlot final : ListHook<PoolTag> {
+  const Condition* condition = nullptr;
+  ConsumerRef consumer;
+  uint32_t params_size = 0;
+  std::array<std::byte, condition_params_max> params{};
+  uint64_t wake_at = 0;  // See Verdict::wake_at.
+  uint32_t answer_size = 0;
+  std::array<std::byte, condition_answer_max> answer{};
+  ConditionReport report;
+
+  ConditionRequest request() const { return {consumer, std::span(params).first(params_size)}; }
+  std::span<const std::byte> answer_bytes() const { return std::span(answer).first(answer_size); }
+};
 
 // One watched partition of a Wait: pushed on the partition's WaiterList by the home shard,
 // drained and judged by the partition's owner, handed back to the home shard as a Task.
@@ -43,6 +85,8 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   // How many messages the owner may read for the poll when this registration wins (0: none;
   // the home evaluates the poll again instead).
   uint32_t read_count() const { return read_count_; }
+  // A condition waiter's request and answer; null for a poll's threshold registration.
+  ConditionSlot* condition() const { return condition_; }
   // The messages the owner read when this registration won, if it could (data in memory):
   // the woken poll is answered without another hop (docs/long-polling.md §Where the data of a
   // woken poll comes from).
@@ -65,6 +109,7 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   Registration* next_ = nullptr;  // WaiterList link.
   storage::ReadView view_;        // Owner writes before the hand-back; home reads after.
   uint32_t read_count_ = 0;
+  ConditionSlot* condition_ = nullptr;
   bool woken_here_ = false;
 };
 
@@ -74,6 +119,12 @@ class WaitClient {
   // `wait` is valid only during the call. For `notified`, `winner` is the registration whose
   // partition satisfied it; for other states it is null.
   virtual void on_wait_done(Wait& wait, WaitState state, Registration* winner) = 0;
+  // A parked condition waiter over a total: `registration`'s owner measured a change
+  // (ConditionSlot::report holds it). Not called once the Wait is complete.
+  virtual void on_report(Wait& wait, Registration& registration) {
+    (void)wait;
+    (void)registration;
+  }
 
  protected:
   ~WaitClient() = default;
@@ -108,6 +159,7 @@ class Wait final : public io::Timer, public ListHook<PoolTag> {
  private:
   friend class WaitShard;
   friend class Registration;
+  friend class ConditionReport;
 
   std::atomic<WaitState> state_{WaitState::waiting};
   AbortReason abort_reason_ = AbortReason::none;

@@ -10,11 +10,13 @@ WaitShard::WaitShard(io::Reactor& reactor, const WaitShardOptions& options)
       options_(options),
       waits_(std::make_unique<Wait[]>(options.waits_max)),
       registrations_(std::make_unique<Registration[]>(options.registrations_max)),
+      conditions_(std::make_unique<ConditionSlot[]>(options.conditions_max)),
       sweep_timer_(*this) {
   for (uint32_t i = 0; i < options.waits_max; i++) free_waits_.push_back(waits_[i]);
   for (uint32_t i = 0; i < options.registrations_max; i++) {
     free_registrations_.push_back(registrations_[i]);
   }
+  for (uint32_t i = 0; i < options.conditions_max; i++) free_conditions_.push_back(conditions_[i]);
   // Each adopted point can be dirty at most once per iteration.
   dirty_.reserve(1024);
   after_settle_.reserve(1024);  // Grows only past 1024 acks in one iteration.
@@ -26,8 +28,11 @@ WaitShard::~WaitShard() {
   // Every Wait and Registration is back in its pool exactly once (tests rely on this).
   HARK_ASSERT(free_waits_.size() == options_.waits_max);
   HARK_ASSERT(free_registrations_.size() == options_.registrations_max);
+  HARK_ASSERT(free_conditions_.size() == options_.conditions_max);
   HARK_ASSERT(owned_.empty());
   while (free_waits_.pop_front() != nullptr) {
+  }
+  while (free_conditions_.pop_front() != nullptr) {
   }
   while (free_registrations_.pop_front() != nullptr) {
   }
@@ -43,10 +48,15 @@ Result<ParkResult> WaitShard::park(std::span<const Watch> watches, Instant deadl
 Result<Wait*> WaitShard::begin_park(std::span<const Watch> watches, WaitClient& client,
                                     uint64_t cookie) {
   HARK_ASSERT(!watches.empty());
-  if (free_waits_.empty() || free_registrations_.size() < watches.size()) {
+  const auto conditions = static_cast<size_t>(std::count_if(
+      watches.begin(), watches.end(), [](const Watch& w) { return w.condition != nullptr; }));
+  if (free_waits_.empty() || free_registrations_.size() < watches.size() ||
+      free_conditions_.size() < conditions) {
     counters_.rejected_full++;
-    HARK_LOG_WARN("parked-poll limit reached on this shard (%u waits, %u registrations)",
-                  options_.waits_max, options_.registrations_max);
+    HARK_LOG_WARN(
+        "parked-wait limit reached on this shard (%u waits, %u registrations, %u "
+        "condition waiters)",
+        options_.waits_max, options_.registrations_max, options_.conditions_max);
     return Error::feature_unavailable;
   }
   Wait& wait = *free_waits_.pop_front();
@@ -64,13 +74,30 @@ Result<Wait*> WaitShard::begin_park(std::span<const Watch> watches, WaitClient& 
     registration.wait_ = &wait;
     registration.point_ = watch.point;
     registration.want_ = watch.want;
-    registration.threshold_ = watch.want.value() + watch.min_messages;
+    registration.threshold_ = watch.threshold();
     registration.epoch_ = watch.epoch;
     registration.woken_here_ = false;
     registration.read_count_ = watch.read_count;
+    registration.condition_ =
+        watch.condition != nullptr ? &take_condition(watch, registration) : nullptr;
     watch.point->register_wait(registration);
   }
   return &wait;
+}
+
+ConditionSlot& WaitShard::take_condition(const Watch& watch, Registration& registration) {
+  ConditionSlot& slot = *free_conditions_.pop_front();
+  const ConditionSlot& request = *watch.condition;
+  HARK_ASSERT(request.params_size <= request.params.size());
+  slot.condition = request.condition;
+  slot.consumer = request.consumer;
+  slot.params_size = request.params_size;
+  std::copy_n(request.params.begin(), request.params_size, slot.params.begin());
+  slot.wake_at = watch.threshold();
+  slot.answer_size = 0;
+  slot.report.registration = &registration;
+  slot.report.in_flight.store(false, std::memory_order_relaxed);  // Nobody else holds it.
+  return slot;
 }
 
 ParkResult WaitShard::finish_park(Wait& wait, std::span<const Watch> watches, Instant deadline) {
@@ -97,7 +124,9 @@ bool WaitShard::recheck(std::span<const Watch> watches, Wait& wait) {
       wait.try_abort(AbortReason::purged);
       break;
     }
-    if (now.next_offset >= watch.want.value() + watch.min_messages) {
+    // A condition waiter: anything that may change its verdict since its evaluation.
+    const bool offsets_moved = watch.condition != nullptr && now.offsets != watch.offsets;
+    if (now.next_offset >= watch.threshold() || offsets_moved) {
       wait.try_complete(WaitState::notified);
       break;
     }
@@ -117,6 +146,29 @@ void WaitShard::cancel(Wait& wait) {
     if (wait.try_complete(WaitState::cancelled)) counters_.cancelled++;
   }
   wait.client_ = nullptr;
+}
+
+void WaitShard::complete(Wait& wait) {
+  HARK_ASSERT(wait.shard_ == this);
+  if (wait.delivered_ || !wait.try_complete(WaitState::notified)) return;
+  counters_.woken++;
+  deliver(wait, WaitState::notified, nullptr);
+}
+
+void WaitShard::report(Registration& registration) {
+  ConditionReport& report = registration.condition()->report;
+  if (report.in_flight.exchange(true, std::memory_order_seq_cst)) return;  // It reads ours.
+  reactor_.post(registration.wait().home(), report);
+}
+
+void WaitShard::report_arrived(Registration& registration) {
+  registration.condition()->report.in_flight.store(false, std::memory_order_seq_cst);
+  Wait& wait = registration.wait();
+  // Reports come before their registration's hand-back (posts from one shard keep their
+  // order), so the registration and its Wait are still this shard's.
+  if (wait.delivered_ || wait.client_ == nullptr) return;
+  counters_.condition_reports++;
+  wait.client_->on_report(wait, registration);
 }
 
 void WaitShard::wait_expired(Wait& wait) {
@@ -150,6 +202,10 @@ void WaitShard::registration_returned(Registration& registration) {
   }
   wait.outstanding_--;
   registration.view_ = storage::ReadView();  // Unclaimed messages (a cancelled poll's).
+  if (registration.condition_ != nullptr) {
+    free_conditions_.push_back(*registration.condition_);
+    registration.condition_ = nullptr;
+  }
   registration.wait_ = nullptr;
   registration.point_ = nullptr;
   free_registrations_.push_back(registration);
@@ -208,6 +264,10 @@ void WaitShard::reset(CommitPoint& point, uint64_t next_offset) {
   point.abort_all(AbortReason::purged, [this](Registration& r) { hand_back(r); });
 }
 
+void WaitShard::offsets_changed(CommitPoint& point) {
+  if (point.offsets_changed()) dirty_.push_back(&point);
+}
+
 void WaitShard::abort_all(AbortReason reason) {
   owned_.for_each([&](CommitPoint& point) {
     point.abort_all(reason, [this](Registration& r) { hand_back(r); });
@@ -231,7 +291,9 @@ void WaitShard::after_settle(io::Task& task) { after_settle_.push_back(&task); }
 
 void WaitShard::sweep() {
   owned_.for_each([&](CommitPoint& point) {
-    counters_.zombies_swept += point.sweep([this](Registration& r) { hand_back(r); });
+    const CommitPoint::Swept swept = point.sweep([this](Registration& r) { hand_back(r); });
+    counters_.zombies_swept += swept.zombies;
+    counters_.woken += swept.won;
   });
 }
 

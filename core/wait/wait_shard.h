@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -19,6 +20,9 @@ struct WaitShardOptions {
   // Registrations (watched partitions) across those polls: one per plain poll, one per
   // assigned partition for a consumer-group member.
   uint32_t registrations_max = 65536;
+  // Of those, condition waiters (notifications: docs/notifications.md), each holding its
+  // request's parameters and answer inline.
+  uint32_t conditions_max = 4096;
   // How often the owner hands back registrations of completed Waits on partitions that do
   // not commit (zombies), bounding the memory a timed-out or cancelled poll holds.
   Duration sweep_interval = std::chrono::seconds(1);
@@ -34,6 +38,13 @@ struct WaitCounters {
   uint64_t aborted = 0;  // Waits this shard (as home) learned were aborted.
   uint64_t zombies_swept = 0;
   uint64_t rejected_full = 0;  // park() refused: pool full.
+  // Condition evaluations this shard ran as owner (when a request is evaluated, and for its
+  // parked waiters at commits, offset changes and sweeps): zero between events proves a
+  // waiter costs nothing while nothing happens.
+  uint64_t conditions_evaluated = 0;
+  // Lag changes (reports of a condition over a total) this shard, as home, received while
+  // their request waited: several changes in flight at once arrive as one.
+  uint64_t condition_reports = 0;
 };
 
 // One partition a poll waits on: where, from which offset, and the epoch the poll saw.
@@ -43,6 +54,18 @@ struct Watch {
   uint32_t min_messages = 1;
   uint64_t epoch = 0;
   uint32_t read_count = 0;  // See Registration::read_count().
+  // A condition waiter (docs/notifications.md): its request (copied into a pooled slot at the
+  // push), `want` = the next_offset its evaluation saw and `offsets` the offsets version it
+  // saw; it is re-checked or evaluated again once next_offset >= max(wake_at, want + 1) or a
+  // stored offset changes. Null for a poll.
+  const ConditionSlot* condition = nullptr;
+  uint64_t wake_at = 0;
+  uint64_t offsets = 0;
+
+  // The next_offset from which a commit is worth looking at (satisfies a poll's watch).
+  uint64_t threshold() const {
+    return condition != nullptr ? std::max(wake_at, want.value() + 1) : want.value() + min_messages;
+  }
 };
 
 // Owner side: called for each registration whose partition's commit won its Wait, before it
@@ -52,6 +75,9 @@ struct Watch {
 class WinHook {
  public:
   virtual void on_won(Registration& registration) = 0;
+  // Evaluates a condition waiter's condition on this partition (docs/notifications.md):
+  // writes its answer and next wake_at into its slot; true if satisfied.
+  virtual bool judge(Registration& registration) = 0;
 
  protected:
   ~WinHook() = default;
@@ -93,6 +119,9 @@ class WaitShard final : public io::IterationHook {
   ParkResult finish_park(Wait& wait, std::span<const Watch> watches, Instant deadline);
   // Home. The poll's connection went away: the client is never called for `wait`. O(1).
   void cancel(Wait& wait);
+  // Home. A condition over a total holds (its client summed the reports): completes `wait` as
+  // notified, with no winner; its registrations come home from their owners later.
+  void complete(Wait& wait);
 
   // Owner. The points this shard owns: swept periodically, aborted at shutdown. `hook`
   // (optional) attaches messages for the polls this point's commits win; it must outlive the
@@ -104,6 +133,14 @@ class WaitShard final : public io::IterationHook {
   void publish(CommitPoint& point, uint64_t next_offset);
   // Owner. Purge: a new epoch starting at `next_offset`; parked polls are aborted as purged.
   void reset(CommitPoint& point, uint64_t next_offset);
+  // Owner. A stored offset changed on `point`'s partition: its condition waiters are
+  // evaluated at the end of this iteration.
+  void offsets_changed(CommitPoint& point);
+  // Owner. Counts one evaluation of a condition (WaitCounters::conditions_evaluated).
+  void count_condition_evaluation() { counters_.conditions_evaluated++; }
+  // Owner. Sends a condition waiter's new measure (ConditionSlot::report, already written)
+  // to its home, unless a report of it is still on its way there.
+  void report(Registration& registration);
   // Owner. Shutdown: aborts every poll parked on any adopted point.
   void abort_all(AbortReason reason);
   // Owner. Runs `task` on this shard once this iteration's commits are settled, after the
@@ -113,14 +150,17 @@ class WaitShard final : public io::IterationHook {
   void after_settle(io::Task& task);
 
   const WaitCounters& counters() const { return counters_; }
+  Clock& clock() { return reactor_.clock(); }
   uint32_t waits_free() const { return static_cast<uint32_t>(free_waits_.size()); }
   uint32_t registrations_free() const { return static_cast<uint32_t>(free_registrations_.size()); }
+  uint32_t conditions_free() const { return static_cast<uint32_t>(free_conditions_.size()); }
 
   void on_iteration_end() override;
 
  private:
   friend class Registration;
   friend class Wait;
+  friend class ConditionReport;
 
   class SweepTimer final : public io::Timer {
    public:
@@ -132,19 +172,24 @@ class WaitShard final : public io::IterationHook {
   };
 
   void hand_back(Registration& registration);
+  void report_arrived(Registration& registration);
   void registration_returned(Registration& registration);
   void wait_expired(Wait& wait);
   void deliver(Wait& wait, WaitState state, Registration* winner);
   void maybe_release(Wait& wait);
   bool recheck(std::span<const Watch> watches, Wait& wait);
   void sweep();
+  // A pooled slot holding `watch`'s condition request (begin_park checked there is one).
+  ConditionSlot& take_condition(const Watch& watch, Registration& registration);
 
   io::Reactor& reactor_;
   WaitShardOptions options_;
   std::unique_ptr<Wait[]> waits_;
   std::unique_ptr<Registration[]> registrations_;
+  std::unique_ptr<ConditionSlot[]> conditions_;
   IntrusiveList<Wait, PoolTag> free_waits_;
   IntrusiveList<Registration, PoolTag> free_registrations_;
+  IntrusiveList<ConditionSlot, PoolTag> free_conditions_;
   IntrusiveList<CommitPoint> owned_;
   std::vector<CommitPoint*> dirty_;
   std::vector<io::Task*> after_settle_;  // Capacity reused.

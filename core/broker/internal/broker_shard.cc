@@ -80,15 +80,14 @@ uint32_t BrokerShard::next_group_start(const GroupEntry& group, uint32_t member)
   return group_cursors_[{group.id, member}]++;
 }
 
-bool BrokerShard::group_unchanged(const PollJob& job) const {
-  const Poll& poll = job.poll();
-  HARK_ASSERT(poll.consumer.kind == ConsumerRef::Kind::group);
-  const auto topic = catalog_->topic(poll.stream, poll.topic);
+bool BrokerShard::group_unchanged(const GroupWaiter& waiter) const {
+  const GroupAddress address = waiter.group_address();
+  const auto topic = catalog_->topic(*address.stream, *address.topic);
   if (!topic.ok()) return false;
-  const auto group = (*topic)->group(poll.group);
+  const auto group = (*topic)->group(*address.group);
   if (!group.ok()) return false;
-  const GroupMemberInfo* const member = (*group)->member(poll.member);
-  return member != nullptr && member->partitions == job.assigned();
+  const GroupMemberInfo* const member = (*group)->member(address.member);
+  return member != nullptr && member->partitions == *address.assigned;
 }
 
 Status BrokerShard::apply(const Change& change) {
@@ -115,11 +114,11 @@ Status BrokerShard::apply(const Change& change) {
   // Group members whose assignment changed are evaluated again on the new one (after this
   // shard opened its new partitions; another owner's may still be opening: a member skips
   // those until then).
-  std::vector<PollJob*> moved;
-  parked_group_polls_.for_each([&](PollJob& job) {
-    if (!group_unchanged(job)) moved.push_back(&job);
+  std::vector<GroupWaiter*> moved;
+  parked_group_polls_.for_each([&](GroupWaiter& waiter) {
+    if (!group_unchanged(waiter)) moved.push_back(&waiter);
   });
-  for (PollJob* job : moved) job->rebalanced(*this);
+  for (GroupWaiter* waiter : moved) waiter->rebalanced(*this);
   return result;
 }
 

@@ -7,7 +7,9 @@
 
 #include "hark/core/broker/broker.h"
 #include "hark/core/broker/internal/catalog.h"
+#include "hark/core/broker/internal/conditions.h"
 #include "hark/core/broker/internal/coordinator.h"
+#include "hark/core/broker/internal/group_waiter.h"
 #include "hark/core/broker/internal/partition.h"
 #include "hark/core/broker/internal/poll_job.h"
 #include "hark/core/wait/wait_shard.h"
@@ -46,6 +48,7 @@ class BrokerShard final {
   WaitShard& waits() { return waits_; }
   const Catalog& catalog() const { return *catalog_; }
   Coordinator& coordinator() { return *coordinator_; }
+  const ConditionRegistry& conditions() const { return *broker_.conditions_; }
   bool shutting_down() const { return shutting_down_; }
 
   // The partition this shard owns for `cell`'s key, if it is still that partition.
@@ -58,11 +61,12 @@ class BrokerShard final {
 
   // The engine's state of the polls whose home is this shard.
   PollJobPool& poll_jobs() { return poll_jobs_; }
-  // Group polls parked here, re-evaluated when their group rebalances.
-  void park_group_poll(PollJob& job) { parked_group_polls_.push_back(job); }
-  void unpark_group_poll(PollJob& job) { parked_group_polls_.remove(job); }
-  // True if the member of `job`'s poll still has the partitions it was evaluated on.
-  bool group_unchanged(const PollJob& job) const;
+  // Group waiters (polls, notifications) parked here, re-evaluated when their group
+  // rebalances.
+  void park_group_poll(GroupWaiter& waiter) { parked_group_polls_.push_back(waiter); }
+  void unpark_group_poll(GroupWaiter& waiter) { parked_group_polls_.remove(waiter); }
+  // True if the member `waiter` names still has the partitions it was evaluated on.
+  bool group_unchanged(const GroupWaiter& waiter) const;
 
   // Metadata, in the coordinator's two rounds: apply a new catalog (open created partitions
   // this shard owns, purge purged ones), then retire removed ones (abort their parked polls
@@ -117,7 +121,7 @@ class BrokerShard final {
   // a cursor only shifts where their round robin starts.
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> group_cursors_;
   PollJobPool poll_jobs_;
-  IntrusiveList<PollJob, GroupPollTag> parked_group_polls_;
+  IntrusiveList<GroupWaiter, GroupPollTag> parked_group_polls_;
   RetentionTimer retention_timer_{*this};
   PollCounters poll_counters_;
   bool shutting_down_ = false;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hark/core/base/message_layout.h"
+
 namespace hark::core::internal {
 
 Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
@@ -42,6 +44,48 @@ void Partition::on_won(Registration& registration) {
   std::optional<storage::ReadView> view =
       log_->read_memory(registration.want(), registration.read_count(), poll_bytes_max_);
   if (view.has_value()) registration.attach(std::move(*view));
+}
+
+Verdict Partition::evaluate(const Condition& condition, const ConditionRequest& request,
+                            std::span<std::byte, condition_answer_max> answer) {
+  PartitionFacts facts(*this);
+  facts.stream_id = cell_->key.stream.value();
+  facts.topic_id = cell_->key.topic.value();
+  facts.partition_id = cell_->key.partition.value();
+  facts.first_offset = log_->first_offset().value();
+  facts.next_offset = log_->next_offset().value();
+  facts.size_bytes = log_->size_bytes();
+  facts.last_append_timestamp = log_->last_timestamp();
+  facts.now = waits_.clock().realtime_now();
+  waits_.count_condition_evaluation();
+  Verdict verdict = condition.evaluate(facts, request, answer);
+  verdict.answer_size = std::min<uint32_t>(verdict.answer_size, condition_answer_max);
+  return verdict;
+}
+
+bool Partition::judge(Registration& registration) {
+  HARK_ASSERT(&registration.point() == cell_.get());
+  ConditionSlot& slot = *registration.condition();
+  const Verdict verdict = evaluate(*slot.condition, slot.request(), slot.answer);
+  slot.wake_at = verdict.wake_at;
+  if (slot.condition->totals()) {
+    report(registration, verdict);
+    return false;  // Only the home, which sums, can tell.
+  }
+  slot.answer_size = verdict.satisfied ? verdict.answer_size : 0;
+  return verdict.satisfied;
+}
+
+void Partition::report(Registration& registration, const Verdict& verdict) {
+  ConditionSlot& slot = *registration.condition();
+  ConditionReport& report = slot.report;
+  for (size_t word = 0; word < ConditionReport::words; word++) {
+    report.answer[word].store(load_u64(slot.answer, word * sizeof(uint64_t)),
+                              std::memory_order_seq_cst);
+  }
+  report.answer_size.store(verdict.answer_size, std::memory_order_seq_cst);
+  report.measure.store(verdict.measure, std::memory_order_seq_cst);
+  waits_.report(registration);
 }
 
 void Partition::commit_advanced(Offset next_offset) {
@@ -99,11 +143,14 @@ Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset, Off
   if (offset >= log_->next_offset().value()) return Error::invalid_offset;
   offsets_->set(consumer, offset, done);
   HARK_ASSERT(offsets_->get(consumer) == offset);  // Seen at once, written later.
+  waits_.offsets_changed(*cell_);
   return ok_status();
 }
 
 Status Partition::delete_offset(const ConsumerRef& consumer, OffsetWritten& done) {
-  return offsets_->erase(consumer, done) ? ok_status() : Status(Error::consumer_offset_not_found);
+  if (!offsets_->erase(consumer, done)) return Error::consumer_offset_not_found;
+  waits_.offsets_changed(*cell_);
+  return ok_status();
 }
 
 void Partition::close() {
@@ -121,3 +168,11 @@ void Partition::publish_figures() {
 }
 
 }  // namespace hark::core::internal
+
+namespace hark::core {
+
+std::optional<uint64_t> PartitionFacts::stored_offset(const ConsumerRef& consumer) const {
+  return partition_.stored_offset(consumer);
+}
+
+}  // namespace hark::core

@@ -6,6 +6,7 @@
 
 #include "hark/core/base/ref.h"
 #include "hark/core/base/result.h"
+#include "hark/core/broker/condition.h"
 #include "hark/core/broker/internal/catalog.h"
 #include "hark/core/broker/internal/offset_store.h"
 #include "hark/core/broker/operations.h"
@@ -46,6 +47,10 @@ class Partition final : private storage::CommitListener, public WinHook {
                            const ConsumerRef& consumer) const;
 
   std::optional<uint64_t> stored_offset(const ConsumerRef& consumer) const;
+  // Evaluates `condition` on this partition now (docs/notifications.md): for a request's
+  // evaluation and, through judge(), for its parked waiters. Counted by the owner's WaitShard.
+  Verdict evaluate(const Condition& condition, const ConditionRequest& request,
+                   std::span<std::byte, condition_answer_max> answer);
   // invalid_offset (4100) past the last offset or on an empty partition, as Iggy 0.8.0; else
   // ok, and `done` hears once the offset is written (OffsetStore).
   Status store_offset(const ConsumerRef& consumer, uint64_t offset, OffsetWritten& done);
@@ -59,6 +64,9 @@ class Partition final : private storage::CommitListener, public WinHook {
   void publish_figures();
   void commit_advanced(Offset next_offset) override;
   void on_won(Registration& registration) override;
+  bool judge(Registration& registration) override;
+  // A condition over a total: its measure and answer go to the request's home.
+  void report(Registration& registration, const Verdict& verdict);
 
   WaitShard& waits_;
   Ref<PartitionCell> cell_;

@@ -345,6 +345,14 @@ void PollJob::on_wait_done(Wait& parked, WaitState state, Registration* winner) 
   }
 }
 
+GroupAddress PollJob::group_address() const {
+  return GroupAddress{.stream = &poll_->stream,
+                      .topic = &poll_->topic,
+                      .group = &poll_->group,
+                      .member = poll_->member,
+                      .assigned = &assigned_};
+}
+
 void PollJob::rebalanced(BrokerShard& shard) {
   shard.expect_on(Flow::home(*poll_));
   HARK_ASSERT(group_wide_);

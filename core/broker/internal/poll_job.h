@@ -6,6 +6,7 @@
 #include "hark/core/base/intrusive_list.h"
 #include "hark/core/base/ref.h"
 #include "hark/core/base/result.h"
+#include "hark/core/broker/internal/group_waiter.h"
 #include "hark/core/broker/message_operations.h"
 #include "hark/core/wait/wait.h"
 #include "hark/core/wait/wait_shard.h"
@@ -16,9 +17,7 @@ namespace hark::core::internal {
 class BrokerShard;
 class PartitionCell;
 
-// Tags of the hooks by which a shard lists its parked group polls (to evaluate them again when
-// their group rebalances) and its free jobs.
-struct GroupPollTag;
+// Tag of the hook by which a pool lists its free jobs.
 struct PollJobFreeTag;
 
 // The engine's half of a Poll (core/broker/message_operations.h holds its inputs and result):
@@ -41,7 +40,7 @@ struct PollJobFreeTag;
 // shard at a time: the one its stage names (a hop is a post, which orders the accesses).
 class PollJob final : private WaitClient,
                       private storage::ReadCompletion,
-                      public ListHook<GroupPollTag>,
+                      public GroupWaiter,
                       public ListHook<PollJobFreeTag> {
  public:
   PollJob() = default;
@@ -58,8 +57,9 @@ class PollJob final : private WaitClient,
   const Poll& poll() const { return *poll_; }
   // A group member's partitions when it was last evaluated.
   const std::vector<uint32_t>& assigned() const { return assigned_; }
+  GroupAddress group_address() const override;
   // A rebalance changed the group (on the home shard, while parked).
-  void rebalanced(BrokerShard& shard);
+  void rebalanced(BrokerShard& shard) override;
 
  private:
   friend class PollJobPool;
