@@ -35,6 +35,7 @@ constexpr Scenario scenarios[] = {
     {"throughput", run_throughput, "send + long-poll consume, 100 B and 1 KB messages"},
     {"peers", run_peers, "wake, fanout, throughput against Redis Streams and NATS JetStream"},
     {"classic", run_classic, "an SDK's poll loop (no wait field) with and without a default wait"},
+    {"notify", run_notify, "notifications in process: commit cost per watcher, wake latencies"},
 };
 
 void usage(FILE* out) {
@@ -49,6 +50,8 @@ void usage(FILE* out) {
                "server CPU or RSS figures). --shards: the spawned harkd's (default 2); --gap-us:\n"
                "the idle time before each message in wake and peers (default 1000);\n"
                "--durability: the spawned harkd's (default write, harkd's default).\n"
+               "notify runs a core::Broker in process instead of a harkd (--shards,\n"
+               "--durability and --gap-us apply to it; --address does not).\n"
                "--clients processes: wake and peers with producer and consumer in two processes\n"
                "of blocking sockets, in each of --placements unpinned,one-cpu,split (default all\n"
                "three).\n"
