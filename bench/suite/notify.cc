@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <condition_variable>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -46,31 +46,52 @@ constexpr auto watcher_wait = 30s;  // Longer than any phase: a watcher ends by 
 constexpr ConsumerRef lag_consumer{ConsumerRef::Kind::consumer, 1};
 constexpr ConsumerRef watch_consumer{ConsumerRef::Kind::consumer, 2};
 
-// An operation submitted without blocking: done() stamps the time and raises `finished`.
+// Set once on a shard, waited for here. The set notifies under the lock, so the waiter cannot
+// return (and destroy it) before the set is over.
+class Latch {
+ public:
+  void set() {
+    std::lock_guard lock(mutex_);
+    set_ = true;
+    changed_.notify_one();
+  }
+  void wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return set_; });
+  }
+  bool is_set() {
+    std::lock_guard lock(mutex_);
+    return set_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool set_ = false;
+};
+
+// An operation submitted without blocking: done() stamps the time, then sets `finished`.
+// Waiting for it is bounded by the operation's own wait (every one here has one, or none).
 template <typename Op>
 class Stamped final : public Op {
  public:
   void done() override {
     at = SteadyClock::now();
-    finished.store(true, std::memory_order_release);
-    finished.notify_one();
+    finished.set();
   }
-  // Bounded by the operation's own wait (every one here has one, or none).
-  void wait_done() const { finished.wait(false, std::memory_order_acquire); }
   SteadyClock::time_point at;
-  std::atomic<bool> finished{false};
+  Latch finished;
 };
 
 // Cancels parked watchers on their home, shard 0 (Broker::cancel runs there only).
 struct CancelAll final : io::Task {
   void run() override {
     for (auto& watcher : *watchers) broker->cancel(*watcher);
-    ran.store(true, std::memory_order_release);
-    ran.notify_one();
+    ran.set();
   }
   core::Broker* broker = nullptr;
   std::vector<std::unique_ptr<Stamped<core::Notify>>>* watchers = nullptr;
-  std::atomic<bool> ran{false};
+  Latch ran;
 };
 
 class Shard0 final : public core::ShardHooks {
@@ -245,8 +266,8 @@ bool InProcess::cancel(std::vector<std::unique_ptr<Stamped<core::Notify>>>& watc
   task.broker = broker_.get();
   task.watchers = &watchers;
   hooks_.reactor()->post_from_outside(task);
-  task.ran.wait(false, std::memory_order_acquire);
-  for (auto& watcher : watchers) watcher->wait_done();  // Answered Disconnected.
+  task.ran.wait();
+  for (auto& watcher : watchers) watcher->finished.wait();  // Answered Disconnected.
   watchers.clear();
   // Their registrations go home at the owner's next commit: make it now, outside any window.
   return wait_parked(0) && append_blocking() >= 0;
@@ -323,7 +344,7 @@ bool measure_cost(InProcess& run, const CostCase& which, int appends, CostSample
   into.cpu_ns += cpu.used_ns();
   into.commits += block.size();
   for (const auto& watcher : watchers) {
-    if (watcher->finished.load()) {
+    if (watcher->finished.is_set()) {
       std::fprintf(stderr, "notify: a watcher of %s answered during the appends\n", which.name);
       return false;
     }
@@ -347,7 +368,7 @@ double time_wake(InProcess& run, Stamped<Op>& waiter, std::chrono::microseconds 
     std::fprintf(stderr, "notify: %s\n",
                  parked ? "the trigger failed" : "the waiter answered at once");
   }
-  waiter.wait_done();  // Answered by the trigger, or by its wait when that failed.
+  waiter.finished.wait();  // Answered by the trigger, or by its wait when that failed.
   if (!triggered || !waiter.status().ok()) return -1;
   return micros_between(sent, waiter.at);
 }
