@@ -181,6 +181,17 @@ const Setting settings[] = {
        return {};
      },
      [](const ServerOptions& o) { return toml_string(level_name(o.log_level)); }},
+    {"log.format", "--log-format", "HARK_LOG_FORMAT", "",
+     "text (default) or json: one JSON object per line",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       const std::optional<log::Format> format = log::parse_format(v);
+       if (!format) return bad("log.format", v, "text or json");
+       o.log_format = *format;
+       return {};
+     },
+     [](const ServerOptions& o) {
+       return toml_string(o.log_format == log::Format::json ? "json" : "text");
+     }},
     {"log.stats_interval", "--stats-interval", "HARK_STATS_INTERVAL", "",
      "log the wait-path counters this often (0: only on SIGUSR1)",
      [](ServerOptions& o, std::string_view v) {

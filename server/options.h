@@ -27,6 +27,7 @@ struct ServerOptions {
   std::string data_directory = "./data";
   uint32_t shards_count = 1;
   log::Level log_level = log::Level::info;
+  log::Format log_format = log::Format::text;
   // A periodic log line with the wait-path counters; 0: off (SIGUSR1 logs one at any time).
   Duration stats_interval = Duration(0);
 

@@ -235,6 +235,20 @@ TEST(LoadConfig, AuthSettingsParse) {
   EXPECT_EQ(from_file.options.login_failures_max, 4u);
 }
 
+TEST(LoadConfig, LogFormatIsTextByDefaultOrJson) {
+  EXPECT_EQ(load({}).options.log_format, log::Format::text);
+  const ParsedFlags json = load({"--log-format", "json"});
+  EXPECT_EQ(json.options.log_format, log::Format::json);
+  const TempFile printed(print_config(json.options));
+  EXPECT_EQ(load({"--config", printed.path().c_str()}).options.log_format, log::Format::json);
+  EXPECT_EQ(load({}, {"HARK_LOG_FORMAT=json"}).options.log_format, log::Format::json);
+  const TempFile file("[log]\nformat = \"json\"\n");
+  EXPECT_EQ(load({"--config", file.path().c_str()}).options.log_format, log::Format::json);
+  const ParsedFlags bad = load({"--log-format", "xml"});
+  ASSERT_EQ(bad.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(bad.error.find("log.format"), std::string::npos) << bad.error;
+}
+
 TEST(ParseDuration, TakesUnitsAndZeroOnly) {
   EXPECT_EQ(parse_duration("500us"), std::optional<Duration>(500us));
   EXPECT_EQ(parse_duration("250ms"), std::optional<Duration>(250ms));
