@@ -161,7 +161,9 @@ TEST(LogJson, EscapesQuotesBackslashesAndControlCharacters) {
 TEST(LogJson, KeepsValidUtf8AndReplacesInvalidBytes) {
   EXPECT_EQ(escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e"),
             "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e");
-  EXPECT_EQ(escaped("a\xff" "b"), R"(a\ufffdb)");
+  EXPECT_EQ(escaped("a\xff"
+                    "b"),
+            R"(a\ufffdb)");
   EXPECT_EQ(escaped("\xc3"), R"(\ufffd)");                                // Cut short.
   EXPECT_EQ(escaped("\xc0\xaf"), R"(\ufffd\ufffd)");                      // Overlong '/'.
   EXPECT_EQ(escaped("\xed\xa0\x80"), R"(\ufffd\ufffd\ufffd)");            // A surrogate.
