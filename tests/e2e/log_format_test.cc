@@ -2,7 +2,6 @@
 // it writes to stderr through a start, a failed login and a stop is one JSON object per line
 // with the documented fields, parsed here by nlohmann-json.
 #include <fstream>
-#include <regex>
 #include <set>
 #include <string>
 
@@ -10,6 +9,7 @@
 
 #include "hark/protocol/request.h"
 #include "hark/tests/e2e/e2e_support.h"
+#include "hark/tests/support/timestamp.h"
 
 namespace hark::test {
 namespace {
@@ -35,7 +35,6 @@ TEST_F(HarkdJsonLog, EveryStderrLineIsAJsonObjectFromStartToStop) {
   const ProcessExit exit = harkd_.stop();
   ASSERT_TRUE(exit.clean()) << describe(exit);
 
-  const std::regex timestamp(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)");
   const std::set<std::string> levels = {"debug", "info", "warn", "error"};
   std::ifstream stderr_file(harkd_.stderr_path());
   std::string all;
@@ -48,7 +47,7 @@ TEST_F(HarkdJsonLog, EveryStderrLineIsAJsonObjectFromStartToStop) {
                 object["thread"].is_string() && object["site"].is_string() &&
                 object["msg"].is_string())
         << line;
-    EXPECT_TRUE(std::regex_match(object["ts"].get<std::string>(), timestamp)) << line;
+    EXPECT_TRUE(is_log_timestamp(object["ts"].get<std::string>())) << line;
     EXPECT_EQ(levels.count(object["level"].get<std::string>()), 1u) << line;
     all += object["thread"].get<std::string>() + " " + object["msg"].get<std::string>() + "\n";
   }
