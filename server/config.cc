@@ -211,6 +211,17 @@ const Setting settings[] = {
        return {};
      },
      [](const ServerOptions& o) { return toml_string(level_name(o.log_level)); }},
+    {"log.format", "--log-format", "HARK_LOG_FORMAT", "",
+     "text (default) or json: one JSON object per line",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       const std::optional<log::Format> format = log::parse_format(v);
+       if (!format) return bad("log.format", v, "text or json");
+       o.log_format = *format;
+       return {};
+     },
+     [](const ServerOptions& o) {
+       return toml_string(o.log_format == log::Format::json ? "json" : "text");
+     }},
     {"log.stats_interval", "--stats-interval", "HARK_STATS_INTERVAL", "",
      "log the wait-path counters this often (0: only on SIGUSR1)",
      [](ServerOptions& o, std::string_view v) {
@@ -358,6 +369,25 @@ const Setting settings[] = {
                                            v);
      },
      [](const ServerOptions& o) { return std::to_string(o.parked_polls_total_max); }},
+    {"heartbeat.enabled", "--heartbeat-enabled", "HARK_HEARTBEAT_ENABLED", "IGGY_HEARTBEAT_ENABLED",
+     "true: close a client silent for heartbeat.interval x 1.2 (Iggy 0.8.0's [heartbeat])",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_bool(o.heartbeat_enabled, "heartbeat.enabled", v);
+     },
+     [](const ServerOptions& o) { return std::string(o.heartbeat_enabled ? "true" : "false"); }},
+    {"heartbeat.interval", "--heartbeat-interval", "HARK_HEARTBEAT_INTERVAL",
+     "IGGY_HEARTBEAT_INTERVAL", "how often clients are expected to ping (heartbeat enabled)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       // Bounded so that 1.2 × it, added to a monotonic instant, cannot overflow.
+       Duration interval{};
+       std::string error = apply_duration(interval, "heartbeat.interval", v, false);
+       if (error.empty() && interval > std::chrono::hours(24)) {
+         error = bad("heartbeat.interval", v, "a duration up to 24h");
+       }
+       if (error.empty()) o.heartbeat_interval = interval;
+       return error;
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.heartbeat_interval)); }},
     {"node.id", "--node-id", "HARK_NODE_ID", "", "this node's id",
      [](ServerOptions& o, std::string_view v) {
        return apply_count<0, UINT32_MAX>(o.node_id, "node.id", v);

@@ -84,6 +84,7 @@ void Connection::start() {
   io::set_no_delay(fd_);
   registered_ = true;      // ShardServer::accept_connection listed it in the registry.
   begin_login_deadline();  // Its address was counted by ShardServer::accept_connection.
+  begin_heartbeat();
   update_receive();
 }
 
@@ -92,6 +93,7 @@ void Connection::resume() {
   // Listed in the registry since it connected on the first shard.
   shard_.clients().set_shard(client_id_, shard_.id().value());
   registered_ = true;
+  begin_heartbeat();
   update_receive();
   next_request();
 }
@@ -117,6 +119,9 @@ void Connection::enter(Phase next) {
   HARK_ASSERT(transition_allowed(phase_, next));
   const Phase previous = std::exchange(phase_, next);
   if (previous == Phase::awaiting_login) end_login_deadline();
+  if (next != Phase::awaiting_login && next != Phase::serving) {
+    shard_.reactor().timers().cancel(heartbeat_);  // Only open connections can be silent.
+  }
   if (next == Phase::awaiting_login) {
     // A logout: counted like a newcomer, but not refused (it is already in).
     shard_.unauthenticated_hosts().add(host_of(peer_));
@@ -146,6 +151,31 @@ void Connection::login_deadline_passed() {
 bool Connection::login_overdue() const {
   // The deadline timer is armed for as long as the phase lasts, unless it expired.
   return phase_ == Phase::awaiting_login && !login_deadline_.armed();
+}
+
+void Connection::begin_heartbeat() {
+  if (!shard_.options().heartbeat_enabled) return;
+  heard_at_ = shard_.monotonic_now();
+  shard_.reactor().timers().add(heartbeat_,
+                                heard_at_ + shard_.options().heartbeat_interval * 6 / 5);
+}
+
+void Connection::heard() {
+  if (shard_.options().heartbeat_enabled) heard_at_ = shard_.monotonic_now();
+}
+
+void Connection::heartbeat_due() {
+  const Instant now = shard_.monotonic_now();
+  // A request being answered (a parked poll, a login being hashed) is the client waiting for
+  // harkd, not a silent client.
+  if (request_ != RequestState::idle) heard_at_ = now;
+  const Instant due = heard_at_ + shard_.options().heartbeat_interval * 6 / 5;
+  if (now < due) {
+    shard_.reactor().timers().add(heartbeat_, due);
+    return;
+  }
+  shard_.note_refusal(Refusal::heartbeat, peer_);
+  drop();  // Nothing is in flight to answer.
 }
 
 void Connection::logged_out() {
@@ -246,6 +276,7 @@ void Connection::received(std::span<const std::byte> bytes) {
   // After a rejected frame the rest of it (up to the size it announced) is not stored: the
   // connection closes once the error is written.
   if (ending() || request_ == RequestState::answering_last) return;
+  heard();
   // Past the read-ahead bound only what the kernel delivered before the recv's cancel landed
   // (update_receive() pauses it).
   requests_.append(bytes);
@@ -386,6 +417,7 @@ void Connection::finish_request() {
   if (requests_.pinned()) requests_.release();
   if (out_.capacity() > RequestBuffer::keep_bytes_max) protocol::Bytes().swap(out_);
   const RequestState finished = std::exchange(request_, RequestState::idle);
+  heard();  // The client's silence starts once it has its answer.
   if (finished == RequestState::answering_last || login_overdue()) {
     begin_close();
     return;

@@ -318,6 +318,17 @@ class Connection final : public ListHook<>,
     Connection& connection_;
   };
 
+  // Heartbeats (heartbeat.enabled): one timer for the connection's open phases, re-armed
+  // lazily. Activity only stores a time (heard()); at expiry the timer re-checks it.
+  class HeartbeatCheck final : public io::Timer {
+   public:
+    explicit HeartbeatCheck(Connection& connection) : connection_(connection) {}
+    void expire() override { connection_.heartbeat_due(); }
+
+   private:
+    Connection& connection_;
+  };
+
   // Completions and callbacks: the ring's (recv, send) and the broker's (op, auto-commit).
   void recv_complete(int32_t result, uint32_t flags);
   void send_done(Result<uint64_t> result) override;
@@ -332,6 +343,9 @@ class Connection final : public ListHook<>,
   void end_login_deadline();
   void login_deadline_passed();
   bool login_overdue() const;
+  void begin_heartbeat();
+  void heard();
+  void heartbeat_due();
   void logged_out();
   bool authenticated() const { return user_id_ != UINT32_MAX; }
   // closing or dropping: no new request is read.
@@ -431,6 +445,8 @@ class Connection final : public ListHook<>,
   Receive receive_{*this};
   Hangup hangup_{*this};
   LoginDeadline login_deadline_{*this};
+  HeartbeatCheck heartbeat_{*this};
+  Instant heard_at_{};  // The client's last bytes, or our last answer (heartbeat.enabled).
   io::Sender sender_;
   RequestBuffer requests_;
   OpSlot op_;

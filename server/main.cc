@@ -100,25 +100,23 @@ int plan_open_files(const ServerOptions& options, FileBudget& budget) {
   const uint64_t reserve = files_reserve(options);
   const uint64_t available = budget.limit > reserve ? budget.limit - reserve : 0;
   if (options.connections_max > available) {
-    fprintf(stderr,
-            "harkd: limits.connections_max %u needs about %llu open files (%llu for other "
-            "files), but RLIMIT_NOFILE is %llu: lower limits.connections_max to %llu or less, "
-            "or raise the limit (ulimit -n)\n",
-            options.connections_max,
-            static_cast<unsigned long long>(options.connections_max + reserve),
-            static_cast<unsigned long long>(reserve), static_cast<unsigned long long>(budget.limit),
-            static_cast<unsigned long long>(available));
+    HARK_LOG_ERROR(
+        "limits.connections_max %u needs about %llu open files (%llu for other "
+        "files), but RLIMIT_NOFILE is %llu: lower limits.connections_max to %llu or less, "
+        "or raise the limit (ulimit -n)",
+        options.connections_max, static_cast<unsigned long long>(options.connections_max + reserve),
+        static_cast<unsigned long long>(reserve), static_cast<unsigned long long>(budget.limit),
+        static_cast<unsigned long long>(available));
     return 2;
   }
   const uint64_t for_found = budget.partitions_found * core::files_per_partition;
   if (for_found >= available) {
-    fprintf(stderr,
-            "harkd: the %llu partitions in %s need about %llu open files, more than "
-            "RLIMIT_NOFILE %llu leaves (%llu): raise the limit (ulimit -n)\n",
-            static_cast<unsigned long long>(budget.partitions_found),
-            options.data_directory.c_str(), static_cast<unsigned long long>(for_found),
-            static_cast<unsigned long long>(budget.limit),
-            static_cast<unsigned long long>(available));
+    HARK_LOG_ERROR(
+        "the %llu partitions in %s need about %llu open files, more than "
+        "RLIMIT_NOFILE %llu leaves (%llu): raise the limit (ulimit -n)",
+        static_cast<unsigned long long>(budget.partitions_found), options.data_directory.c_str(),
+        static_cast<unsigned long long>(for_found), static_cast<unsigned long long>(budget.limit),
+        static_cast<unsigned long long>(available));
     return 1;
   }
   budget.connections_max =
@@ -203,8 +201,7 @@ bool is_loopback(const io::SocketAddress& address) {
 // (instance_lock.h).
 Result<InstanceLock> lock_instance(const ServerOptions& options, const io::SocketAddress& address) {
   if (!storage::create_private_directories(options.data_directory).ok()) {
-    fprintf(stderr, "harkd: cannot create %s (see the log above)\n",
-            options.data_directory.c_str());
+    HARK_LOG_ERROR("cannot create %s (see the log above)", options.data_directory.c_str());
     return Error::cannot_create_base_directory;
   }
   std::string why;
@@ -212,7 +209,7 @@ Result<InstanceLock> lock_instance(const ServerOptions& options, const io::Socke
   Status port = ok_status();
   if (lock.ok() && address.port() != 0) port = lock->lock_port(address.port(), why);
   if (!lock.ok() || !port.ok()) {
-    fprintf(stderr, "harkd: %s\n", why.c_str());
+    HARK_LOG_ERROR("%s", why.c_str());
     return lock.ok() ? port.error() : lock.error();
   }
   return lock;
@@ -230,17 +227,17 @@ Result<std::unique_ptr<UserStore>> open_users(const ServerOptions& options,
       journal.ok() ? UserStore::open(std::move(journal).value(), root, SystemClock().realtime_now())
                    : Result<std::unique_ptr<UserStore>>(journal.error());
   if (!users.ok()) {
-    fprintf(stderr, "harkd: cannot open the users log in %s: %s (see the log above)\n",
-            options.data_directory.c_str(), std::string(error_name(users.error())).c_str());
+    HARK_LOG_ERROR("cannot open the users log in %s: %s (see the log above)",
+                   options.data_directory.c_str(), std::string(error_name(users.error())).c_str());
     return users.error();
   }
   if (!is_loopback(address) && !options.allow_default_root_password &&
       (*users)->root_password_is(default_root_password)) {
-    fprintf(stderr,
-            "harkd: refusing to listen on %s: the root user still has the default password "
-            "'iggy'. Set HARK_ROOT_PASSWORD before the first start (or change root's password), "
-            "listen on 127.0.0.1, or pass --allow-default-root-password true\n",
-            options.address.c_str());
+    HARK_LOG_ERROR(
+        "refusing to listen on %s: the root user still has the default password "
+        "'iggy'. Set HARK_ROOT_PASSWORD before the first start (or change root's password), "
+        "listen on 127.0.0.1, or pass --allow-default-root-password true",
+        options.address.c_str());
     exit_code = 2;
     return Error::invalid_configuration;
   }
@@ -265,14 +262,14 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   Result<std::vector<int>> listeners =
       open_listeners(*address, options.shards_count, options.listen_backlog);
   if (!listeners.ok()) {
-    fprintf(stderr, "harkd: cannot listen on %s: %s\n", options.address.c_str(),
-            std::string(error_name(listeners.error())).c_str());
+    HARK_LOG_ERROR("cannot listen on %s: %s", options.address.c_str(),
+                   std::string(error_name(listeners.error())).c_str());
     return 1;
   }
   const io::SocketAddress bound = *io::local_address(listeners->front());
   std::string why;
   if (address->port() == 0 && !instance->lock_port(bound.port(), why).ok()) {
-    fprintf(stderr, "harkd: %s\n", why.c_str());
+    HARK_LOG_ERROR("%s", why.c_str());
     for (const int fd : *listeners) ::close(fd);
     return 1;
   }
@@ -287,8 +284,8 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   broker_settings.partitions_max = files.partitions_max;
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
   if (!broker.ok()) {
-    fprintf(stderr, "harkd: the broker did not start: %s (see the log above)\n",
-            std::string(error_name(broker.error())).c_str());
+    HARK_LOG_ERROR("the broker did not start: %s (see the log above)",
+                   std::string(error_name(broker.error())).c_str());
     log::flush();
     return 1;
   }
@@ -329,8 +326,10 @@ int main(int argc, char** argv) {
       std::span<const char* const>(argv + (argc > 0 ? 1 : 0),
                                    static_cast<size_t>(argc > 0 ? argc - 1 : 0)),
       std::span<const char* const>(environ, environment_count), cpus);
-  for (const std::string& warning : parsed.warnings)
-    fprintf(stderr, "harkd: %s\n", warning.c_str());
+  // From here on stderr is the logger's, in the configured format (a configuration error
+  // stops harkd before that, as a plain line).
+  if (parsed.outcome == ParsedFlags::Outcome::run) hark::log::set_format(parsed.options.log_format);
+  for (const std::string& warning : parsed.warnings) HARK_LOG_WARN("%s", warning);
   switch (parsed.outcome) {
     case ParsedFlags::Outcome::help: printf("%s", hark::server::usage().c_str()); return 0;
     case ParsedFlags::Outcome::print:

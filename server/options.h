@@ -27,6 +27,7 @@ struct ServerOptions {
   std::string data_directory = "./data";
   uint32_t shards_count = 1;
   log::Level log_level = log::Level::info;
+  log::Format log_format = log::Format::text;
   // A periodic log line with the wait-path counters; 0: off (SIGUSR1 logs one at any time).
   Duration stats_interval = Duration(0);
 
@@ -67,6 +68,11 @@ struct ServerOptions {
   uint32_t unauthenticated_per_address_max = 64;
   // A response the client takes none of for this long closes the connection (0: never).
   Duration write_timeout = std::chrono::seconds(30);
+  // Heartbeats, as Iggy 0.8.0's [heartbeat]: when enabled, a connection that sends nothing
+  // for heartbeat_interval × 1.2 while none of its requests is being answered (a parked poll
+  // is) is closed. Clients send Ping as their heartbeat.
+  bool heartbeat_enabled = false;
+  Duration heartbeat_interval = std::chrono::seconds(5);
   // Frame caps: control frames 10 MiB as Iggy 0.8.0; send frames up to `send_max`.
   protocol::FrameLimits frame_limits;
   // The largest message payload a send may carry (Iggy 0.8.0: 64 000 000 bytes); larger →

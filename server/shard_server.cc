@@ -201,6 +201,12 @@ void ShardServer::note_refusal(Refusal refusal, const std::string& peer) {
     case Refusal::no_files:
       HARK_LOG_WARN("out of file descriptors (RLIMIT_NOFILE): refusing %s with status 9", peer);
       return;
+    case Refusal::heartbeat:
+      HARK_LOG_INFO(
+          "connection %s: sent nothing for %s (heartbeat.interval %s x 1.2, no ping); closing",
+          peer, format_duration(options().heartbeat_interval * 6 / 5),
+          format_duration(options().heartbeat_interval));
+      return;
   }
 }
 

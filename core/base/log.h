@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -10,10 +11,11 @@
 namespace hark::log {
 
 // A small logger for a broker's threads. One line per event with a UTC timestamp, the level,
-// the thread's name and the call site. A caller formats into a slot of a bounded lock-free
-// queue and returns; one writer thread writes the lines out, so a slow stderr never stalls a
-// shard. A full queue drops the line (counted, and reported by the writer). Each call site is
-// rate-limited, so a flood of bad requests becomes a few lines and a count of the rest.
+// the thread's name and the call site, as text or as one JSON object (set_format). A caller formats
+// into a slot of a bounded lock-free queue and returns; one writer thread writes the lines out, so
+// a slow stderr never stalls a shard. A full queue drops the line (counted, and reported by the
+// writer). Each call site is rate-limited, so a flood of bad requests becomes a few lines and a
+// count of the rest.
 //
 //   HARK_LOG_WARN("connection %s: frame of %u bytes is over the limit", peer, size);
 //
@@ -27,6 +29,17 @@ inline bool enabled(Level level);
 
 // "debug", "info", "warn", "error", "off".
 std::optional<Level> parse_level(std::string_view text);
+
+// How a line is written. text: `2026-11-29T17:39:40.123456Z W [shard-7] file.cc:12 message`.
+// json: one object per line, `{"ts":"2026-11-29T17:39:40.123456Z","level":"warn",
+// "thread":"hark-shard-7","site":"file.cc:12","msg":"message"}` (plus `"suppressed":N` after a
+// rate-limited burst); `thread` is the name the OS knows the thread by (set_thread_name), and
+// the message is escaped (escape_json), so every line parses whatever the message holds.
+enum class Format : uint8_t { text = 0, json = 1 };
+void set_format(Format format);
+Format format();
+// "text", "json".
+std::optional<Format> parse_format(std::string_view text);
 
 // Names the calling thread: `name` in its log lines ("shard-2") and "hark-<name>" for the OS
 // (pthread_setname_np: /proc/PID/task/*/comm, top -H, perf), so each thread of a process can
@@ -66,6 +79,12 @@ namespace internal {
 extern std::atomic<Level> current_level;
 
 uint64_t coarse_now_seconds();
+
+// Writes `text` into out[0, size) as the inside of a JSON string: `"` and `\` escaped, control
+// characters as \n, \t... or \u00XX, invalid UTF-8 as \ufffd (one per byte). Stops before a
+// character whose output would not fit, never splitting an escape or a UTF-8 sequence. Returns
+// the bytes written. Allocates nothing.
+size_t escape_json(std::string_view text, char* out, size_t size);
 
 // Formats the prefix and `message` into a queue slot and publishes it.
 void emit(Level level, const char* file, int line, uint64_t suppressed, std::string_view message);

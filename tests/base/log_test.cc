@@ -1,14 +1,20 @@
-// Covers the logger: line format, per-call-site rate limiting, and that a stalled sink never
+// Covers the logger: line format (text, and JSON: escaping and shape, each line parsed by
+// nlohmann-json), per-call-site rate limiting, and that a stalled sink never
 // blocks the caller (lines are dropped and counted instead). Output goes to a pipe we read.
 #include "hark/core/base/log.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "hark/tests/support/timestamp.h"
 
 namespace hark::log {
 namespace {
@@ -117,6 +123,123 @@ TEST(Log, ASinkWhoseReaderIsGoneDoesNotKillTheProcess) {
   set_output_fd(STDERR_FILENO);
   ::close(fds[1]);
   SUCCEED() << "still alive";
+}
+
+// JSON lines for the lifetime of the object.
+class JsonFormat {
+ public:
+  JsonFormat() { set_format(Format::json); }
+  ~JsonFormat() { set_format(Format::text); }
+};
+
+std::string escaped(std::string_view text, size_t size = 4096) {
+  std::string out(size, '\0');
+  out.resize(internal::escape_json(text, out.data(), out.size()));
+  return out;
+}
+
+// Every line of `text`, parsed (a line that is not a JSON object fails the test).
+std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> objects;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json object = nlohmann::json::parse(line, nullptr, false);
+    EXPECT_FALSE(object.is_discarded()) << "not JSON: " << line;
+    EXPECT_TRUE(object.is_object()) << line;
+    objects.push_back(std::move(object));
+  }
+  return objects;
+}
+
+TEST(LogJson, EscapesQuotesBackslashesAndControlCharacters) {
+  EXPECT_EQ(escaped("plain"), "plain");
+  EXPECT_EQ(escaped("say \"hi\" \\o/"), R"(say \"hi\" \\o/)");
+  EXPECT_EQ(escaped("a\nb\rc\td\be\ff"), R"(a\nb\rc\td\be\ff)");
+  EXPECT_EQ(escaped(std::string_view("\x01\x1f\0x", 4)), R"(\u0001\u001f\u0000x)");
+  EXPECT_EQ(escaped("\x7f"), "\x7f");  // DEL is allowed as is.
+}
+
+TEST(LogJson, KeepsValidUtf8AndReplacesInvalidBytes) {
+  EXPECT_EQ(escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e");
+  EXPECT_EQ(escaped("a\xff"
+                    "b"),
+            R"(a\ufffdb)");
+  EXPECT_EQ(escaped("\xc3"), R"(\ufffd)");                                // Cut short.
+  EXPECT_EQ(escaped("\xc0\xaf"), R"(\ufffd\ufffd)");                      // Overlong '/'.
+  EXPECT_EQ(escaped("\xed\xa0\x80"), R"(\ufffd\ufffd\ufffd)");            // A surrogate.
+  EXPECT_EQ(escaped("\xf4\x90\x80\x80"), R"(\ufffd\ufffd\ufffd\ufffd)");  // Past U+10FFFF.
+  EXPECT_EQ(escaped("\xe2\x82x"), R"(\ufffd\ufffdx)");
+}
+
+TEST(LogJson, NeverSplitsAnEscapeOrACharacterToFit) {
+  EXPECT_EQ(escaped("ab\"", 3), "ab");
+  EXPECT_EQ(escaped("ab\"", 4), R"(ab\")");
+  EXPECT_EQ(escaped("\xc3\xa9", 1), "");
+  EXPECT_EQ(escaped("\x01", 5), "");
+  EXPECT_EQ(escaped("\xff", 6), R"(\ufffd)");
+}
+
+TEST(LogJson, ALineIsOneObjectWithTimestampLevelThreadSiteAndMessage) {
+  CapturedLog captured;
+  const JsonFormat json;
+  set_thread_name("shard-3");
+  const std::string hostile = "quote \" backslash \\ newline \n bell \x07 bad \xff end";
+  HARK_LOG_WARN("peer %s: %s", "127.0.0.1:5", hostile);
+  const std::string text = captured.read_all();
+  set_thread_name("main");
+  const std::vector<nlohmann::json> lines = json_lines(text);
+  ASSERT_EQ(lines.size(), 1u) << text;
+  const nlohmann::json& line = lines[0];
+  EXPECT_EQ(line.size(), 5u) << text;
+  EXPECT_TRUE(test::is_log_timestamp(line["ts"].get<std::string>())) << text;
+  EXPECT_FALSE(test::is_log_timestamp("2026-12-01 16:40:26.123456Z"));  // The checker bites.
+  EXPECT_EQ(line["level"], "warn");
+  EXPECT_EQ(line["thread"], "hark-shard-3");
+  EXPECT_EQ(line["site"].get<std::string>().rfind("log_test.cc:", 0), 0u) << text;
+  EXPECT_EQ(line["msg"],
+            "peer 127.0.0.1:5: quote \" backslash \\ newline \n bell \x07 bad \xef\xbf\xbd end");
+  EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(LogJson, ALongMessageIsCutAndTheLineStillParses) {
+  CapturedLog captured;
+  const JsonFormat json;
+  // Each quote doubles when escaped: far past a slot.
+  internal::emit(Level::error, __FILE__, __LINE__, 7, std::string(400, '"'));
+  const std::string text = captured.read_all();
+  const std::vector<nlohmann::json> lines = json_lines(text);
+  ASSERT_EQ(lines.size(), 1u) << text;
+  EXPECT_EQ(lines[0]["level"], "error");
+  EXPECT_EQ(lines[0]["suppressed"], 7);
+  const std::string message = lines[0]["msg"].get<std::string>();
+  EXPECT_GT(message.size(), 100u);
+  EXPECT_LT(message.size(), 400u);
+  EXPECT_EQ(message.find_first_not_of('"'), std::string::npos);
+}
+
+TEST(LogJson, AStalledSinkReportsItsDroppedLinesAsJson) {
+  CapturedLog captured;  // Nobody reads the pipe until the end: the writer thread blocks.
+  const JsonFormat json;
+  const uint64_t dropped_before = dropped_count();
+  for (int i = 0; i < 5000; i++) internal::emit(Level::info, __FILE__, __LINE__, 0, "filler");
+  EXPECT_GT(dropped_count(), dropped_before);
+  std::string text;
+  for (int i = 0; i < 100 && text.find("lines dropped") == std::string::npos; i++) {
+    text += captured.read_all();
+  }
+  bool reported = false;
+  for (const nlohmann::json& line : json_lines(text)) {
+    reported = reported || line["msg"].get<std::string>().find("lines dropped (queue full)") !=
+                               std::string::npos;
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST(Log, ParsesFormatNames) {
+  EXPECT_EQ(parse_format("text"), Format::text);
+  EXPECT_EQ(parse_format("json"), Format::json);
+  EXPECT_EQ(parse_format("JSON"), std::nullopt);
 }
 
 TEST(Log, ParsesLevelNames) {

@@ -314,6 +314,7 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
       {"login_timeouts", &HarkdStats::login_timeouts},
       {"write_timeouts", &HarkdStats::write_timeouts},
       {"refused_no_files", &HarkdStats::refused_no_files},
+      {"heartbeat_evictions", &HarkdStats::heartbeat_evictions},
       {"receive_paused", &HarkdStats::receive_paused},
   };
   for (const auto& [name, member] : fields) {
@@ -350,7 +351,9 @@ std::ostream& operator<<(std::ostream& out, const HarkdStats& stats) {
       << " parked=" << stats.parked << " woken=" << stats.woken << " timed_out=" << stats.timed_out
       << " cancelled=" << stats.cancelled << " aborted=" << stats.aborted
       << " rejected_full=" << stats.rejected_full << " reparked=" << stats.reparked
-      << " migrations=" << stats.migrations << " migrations_refused=" << stats.refused;
+      << " migrations=" << stats.migrations << " migrations_refused=" << stats.refused
+      << " login_timeouts=" << stats.login_timeouts
+      << " heartbeat_evictions=" << stats.heartbeat_evictions;
   return out;
 }
 

@@ -51,6 +51,7 @@ struct HarkdStats {
   uint64_t login_timeouts = 0;
   uint64_t write_timeouts = 0;
   uint64_t refused_no_files = 0;
+  uint64_t heartbeat_evictions = 0;
   uint64_t receive_paused = 0;
   uint32_t total() const;
 };

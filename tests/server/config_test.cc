@@ -265,6 +265,50 @@ TEST(LoadConfig, AuthSettingsParse) {
   EXPECT_EQ(from_file.options.login_failures_max, 4u);
 }
 
+TEST(LoadConfig, HeartbeatIsOffByDefaultAndSetAsIggyNamesIt) {
+  const ParsedFlags defaults = load({});
+  ASSERT_EQ(defaults.outcome, ParsedFlags::Outcome::run) << defaults.error;
+  EXPECT_FALSE(defaults.options.heartbeat_enabled);
+  EXPECT_EQ(defaults.options.heartbeat_interval, 5s);
+  const ParsedFlags flags = load({"--heartbeat-enabled", "true", "--heartbeat-interval", "300ms"});
+  ASSERT_EQ(flags.outcome, ParsedFlags::Outcome::run) << flags.error;
+  EXPECT_TRUE(flags.options.heartbeat_enabled);
+  EXPECT_EQ(flags.options.heartbeat_interval, 300ms);
+  const TempFile printed(print_config(flags.options));
+  const ParsedFlags again = load({"--config", printed.path().c_str()});
+  ASSERT_EQ(again.outcome, ParsedFlags::Outcome::run) << again.error;
+  EXPECT_TRUE(again.options.heartbeat_enabled);
+  EXPECT_EQ(again.options.heartbeat_interval, 300ms);
+  const ParsedFlags iggy = load({}, {"IGGY_HEARTBEAT_ENABLED=true", "IGGY_HEARTBEAT_INTERVAL=7s"});
+  ASSERT_EQ(iggy.outcome, ParsedFlags::Outcome::run) << iggy.error;
+  EXPECT_TRUE(iggy.options.heartbeat_enabled);
+  EXPECT_EQ(iggy.options.heartbeat_interval, 7s);
+  const TempFile file("[heartbeat]\nenabled = true\ninterval = \"2s\"\n");
+  const ParsedFlags from_file = load({"--config", file.path().c_str()});
+  ASSERT_EQ(from_file.outcome, ParsedFlags::Outcome::run) << from_file.error;
+  EXPECT_TRUE(from_file.options.heartbeat_enabled);
+  EXPECT_EQ(from_file.options.heartbeat_interval, 2s);
+  for (const char* bad : {"0", "25h", "5"}) {
+    const ParsedFlags refused = load({"--heartbeat-interval", bad});
+    ASSERT_EQ(refused.outcome, ParsedFlags::Outcome::error) << bad;
+    EXPECT_NE(refused.error.find("heartbeat.interval"), std::string::npos) << refused.error;
+  }
+}
+
+TEST(LoadConfig, LogFormatIsTextByDefaultOrJson) {
+  EXPECT_EQ(load({}).options.log_format, log::Format::text);
+  const ParsedFlags json = load({"--log-format", "json"});
+  EXPECT_EQ(json.options.log_format, log::Format::json);
+  const TempFile printed(print_config(json.options));
+  EXPECT_EQ(load({"--config", printed.path().c_str()}).options.log_format, log::Format::json);
+  EXPECT_EQ(load({}, {"HARK_LOG_FORMAT=json"}).options.log_format, log::Format::json);
+  const TempFile file("[log]\nformat = \"json\"\n");
+  EXPECT_EQ(load({"--config", file.path().c_str()}).options.log_format, log::Format::json);
+  const ParsedFlags bad = load({"--log-format", "xml"});
+  ASSERT_EQ(bad.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(bad.error.find("log.format"), std::string::npos) << bad.error;
+}
+
 TEST(ParseDuration, TakesUnitsAndZeroOnly) {
   EXPECT_EQ(parse_duration("500us"), std::optional<Duration>(500us));
   EXPECT_EQ(parse_duration("250ms"), std::optional<Duration>(250ms));

@@ -12,6 +12,8 @@ if(NOT HARK_FUZZ)
   find_package(GTest REQUIRED)
   find_package(benchmark REQUIRED)
   find_package(rapidcheck REQUIRED)
+  # Tests parse harkd's JSON log lines with it (docs/operations.md §Logs); harkd does not link it.
+  find_package(nlohmann_json 3 REQUIRED)
 endif()
 if(HARK_MIMALLOC AND HARK_SANITIZE STREQUAL "" AND NOT HARK_FUZZ)
   find_package(mimalloc REQUIRED)
