@@ -22,10 +22,11 @@ std::atomic<Level> current_level{Level::info};
 
 namespace {
 
-// A message is formatted into 400 bytes (format_and_emit); a slot holds it with the longest
-// prefix, JSON's (about 120 bytes), so a JSON line carries as much of it as a text line.
-constexpr size_t slot_bytes = 640;
-constexpr size_t slots_count = 1024;  // 640 KiB: a burst of a thousand lines before dropping.
+// A message is formatted into message_max bytes (format_and_emit); a slot holds it with the
+// longest prefix, JSON's (about 120 bytes), so a JSON line carries as much of it as a text line.
+constexpr size_t slot_bytes = 1152;
+static_assert(slot_bytes >= internal::message_max + 128);
+constexpr size_t slots_count = 1024;  // 1.1 MiB: a burst of a thousand lines before dropping.
 static_assert((slots_count & (slots_count - 1)) == 0, "slots_count must be a power of two");
 
 thread_local char thread_name[16] = "main";

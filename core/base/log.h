@@ -86,6 +86,10 @@ uint64_t coarse_now_seconds();
 // the bytes written. Allocates nothing.
 size_t escape_json(std::string_view text, char* out, size_t size);
 
+// The longest message a line carries (format_and_emit cuts longer ones). harkd's stats line
+// is the longest message it writes (about 500 bytes, growing with its counters).
+inline constexpr size_t message_max = 1000;
+
 // Formats the prefix and `message` into a queue slot and publishes it.
 void emit(Level level, const char* file, int line, uint64_t suppressed, std::string_view message);
 
@@ -94,7 +98,7 @@ void format_and_emit(Site& site, Level level, const char* file, int line,
                      const absl::FormatSpec<Args...>& format, const Args&... args) {
   uint64_t suppressed = 0;
   if (!site.admit(coarse_now_seconds(), suppressed)) return;
-  char buffer[400];
+  char buffer[message_max];
   const int length = absl::SNPrintF(buffer, sizeof buffer, format, args...);
   const size_t size = length < 0                                    ? 0
                       : static_cast<size_t>(length) < sizeof buffer ? static_cast<size_t>(length)

@@ -206,7 +206,7 @@ TEST(LogJson, ALongMessageIsCutAndTheLineStillParses) {
   CapturedLog captured;
   const JsonFormat json;
   // Each quote doubles when escaped: far past a slot.
-  internal::emit(Level::error, __FILE__, __LINE__, 7, std::string(400, '"'));
+  internal::emit(Level::error, __FILE__, __LINE__, 7, std::string(internal::message_max, '"'));
   const std::string text = captured.read_all();
   const std::vector<nlohmann::json> lines = json_lines(text);
   ASSERT_EQ(lines.size(), 1u) << text;
@@ -214,7 +214,7 @@ TEST(LogJson, ALongMessageIsCutAndTheLineStillParses) {
   EXPECT_EQ(lines[0]["suppressed"], 7);
   const std::string message = lines[0]["msg"].get<std::string>();
   EXPECT_GT(message.size(), 100u);
-  EXPECT_LT(message.size(), 400u);
+  EXPECT_LT(message.size(), internal::message_max);
   EXPECT_EQ(message.find_first_not_of('"'), std::string::npos);
 }
 
