@@ -145,12 +145,16 @@ void log_open_files(const ServerOptions& options, const FileBudget& budget) {
   }
 }
 
-// One line of the wait path's counters and the connections: on SIGUSR1 and every
-// log.stats_interval. The main thread is no shard, so blocking on the operation is fine.
+// The notifications' counters, then one line of the wait path's counters and the connections: on
+// SIGUSR1 and every log.stats_interval. The main thread is no shard, so blocking on the operation
+// is fine.
 void log_stats(core::Broker& broker, const Server& server) {
   core::Blocking<core::GetStats> stats;
   if (!stats.call(broker).ok()) return;
   const core::BrokerStats& s = stats.stats;
+  // A line of its own, just before the stats line, which fills a log line already.
+  HARK_LOG_INFO("notifications: conditions_evaluated=%u condition_reports=%u",
+                s.waits.conditions_evaluated, s.waits.condition_reports);
   HARK_LOG_INFO(
       "stats: connections=%u parked_now=%u parked=%u ready_at_park=%u woken=%u timed_out=%u "
       "cancelled=%u aborted=%u rejected_full=%u zombies_swept=%u reevaluated=%u reparked=%u "

@@ -307,6 +307,8 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
       {"aborted", &HarkdStats::aborted},
       {"rejected_full", &HarkdStats::rejected_full},
       {"reparked", &HarkdStats::reparked},
+      {"conditions_evaluated", &HarkdStats::conditions_evaluated},
+      {"condition_reports", &HarkdStats::condition_reports},
       {"migrations", &HarkdStats::migrations},
       {"migrations_refused", &HarkdStats::refused},
       {"refused_per_address", &HarkdStats::refused_per_address},
@@ -326,13 +328,17 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
   return stats;
 }
 
-// The first whole stats line harkd wrote to `path` past byte `from`; empty if none yet.
+// The first whole stats line harkd wrote to `path` past byte `from`, followed by the
+// notifications line harkd writes just before it; empty if none yet.
 std::string stats_line_after(const std::string& path, uintmax_t from) {
   std::ifstream file(path);
   file.seekg(static_cast<std::streamoff>(from));
+  std::string notifications;
   for (std::string line; std::getline(file, line) && !file.eof();) {
     const size_t at = line.find("stats: ");
-    if (at != std::string::npos) return line.substr(at);
+    if (at != std::string::npos) return line.substr(at) + " " + notifications;
+    const size_t notified = line.find("notifications: ");
+    if (notified != std::string::npos) notifications = line.substr(notified);
   }
   return {};
 }
@@ -350,7 +356,9 @@ std::ostream& operator<<(std::ostream& out, const HarkdStats& stats) {
       << " parked=" << stats.parked << " woken=" << stats.woken << " timed_out=" << stats.timed_out
       << " cancelled=" << stats.cancelled << " aborted=" << stats.aborted
       << " rejected_full=" << stats.rejected_full << " reparked=" << stats.reparked
-      << " migrations=" << stats.migrations << " migrations_refused=" << stats.refused;
+      << " conditions_evaluated=" << stats.conditions_evaluated
+      << " condition_reports=" << stats.condition_reports << " migrations=" << stats.migrations
+      << " migrations_refused=" << stats.refused;
   return out;
 }
 
