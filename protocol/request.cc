@@ -8,8 +8,8 @@
 namespace hark::protocol {
 namespace {
 
-// One decoder table per request variant (Request, NotifyRequest), built from the variant
-// itself, so adding a request type to a variant is all it takes to make it decodable.
+// The decoder table, built from the Request variant itself, so adding a request type to the
+// variant is all it takes to make it decodable.
 template <typename Decoded>
 struct Decoder {
   uint32_t code;
@@ -60,19 +60,9 @@ Result<DecodedRequest> decode_request(uint32_t code, std::span<const std::byte> 
   return decode_with_table<DecodedRequest>(code, payload);
 }
 
-Result<DecodedNotifyRequest> decode_notify_request(uint32_t code,
-                                                   std::span<const std::byte> payload) {
-  return decode_with_table<DecodedNotifyRequest>(code, payload);
-}
-
 uint32_t request_code(const Request& request) { return code_of(request); }
-uint32_t request_code(const NotifyRequest& request) { return code_of(request); }
 
 Status encode_request_frame(const Request& request, Bytes& out) {
-  return encode_frame_of(request, out);
-}
-
-Status encode_request_frame(const NotifyRequest& request, Bytes& out) {
   return encode_frame_of(request, out);
 }
 

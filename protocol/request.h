@@ -16,7 +16,8 @@
 
 namespace hark::protocol {
 
-// Any request a 0.8.0 server accepts, decoded. Alternatives are the request structs of
+// Any request a 0.8.0 server accepts, decoded, and hark's notification requests (codes
+// extension_code_first..last, docs/wire.md §11). Alternatives are the request structs of
 // protocol/; each knows its code (T::code). A SendMessagesRequest holds views into the payload,
 // so a decoded Request must not outlive the buffer it was decoded from.
 using Request =
@@ -33,14 +34,8 @@ using Request =
                  CreateTopicRequest, DeleteTopicRequest, UpdateTopicRequest, PurgeTopicRequest,
                  CreatePartitionsRequest, DeletePartitionsRequest, DeleteSegmentsRequest,
                  GetConsumerGroupRequest, GetConsumerGroupsRequest, CreateConsumerGroupRequest,
-                 DeleteConsumerGroupRequest, JoinConsumerGroupRequest, LeaveConsumerGroupRequest>;
-
-// hark's notification requests (codes extension_code_first..last, docs/wire.md §11). A
-// variant of its own until the server has handlers for them: harkd decodes only Request, so
-// it answers these codes invalid_command (3) today. Merge the two variants when it handles
-// them.
-using NotifyRequest =
-    std::variant<WaitForMessagesRequest, WaitForLagRequest, WaitForConditionRequest>;
+                 DeleteConsumerGroupRequest, JoinConsumerGroupRequest, LeaveConsumerGroupRequest,
+                 WaitForMessagesRequest, WaitForLagRequest, WaitForConditionRequest>;
 
 struct DecodedRequest {
   Request request;
@@ -54,21 +49,11 @@ struct DecodedRequest {
 // than the payload justifies, never asserts on input.
 Result<DecodedRequest> decode_request(uint32_t code, std::span<const std::byte> payload);
 
-// A notification request: an unknown code → invalid_command (3), else its decoder's errors.
-struct DecodedNotifyRequest {
-  NotifyRequest request;
-  size_t trailing_bytes = 0;
-};
-Result<DecodedNotifyRequest> decode_notify_request(uint32_t code,
-                                                   std::span<const std::byte> payload);
-
 // The code of a decoded request.
 uint32_t request_code(const Request& request);
-uint32_t request_code(const NotifyRequest& request);
 
 // Appends the whole frame of `request` (header and payload) to `out`; restores `out` and
 // returns the error if a field cannot be carried by the wire.
 Status encode_request_frame(const Request& request, Bytes& out);
-Status encode_request_frame(const NotifyRequest& request, Bytes& out);
 
 }  // namespace hark::protocol

@@ -101,9 +101,9 @@ void Connection::resume() {
 void Connection::close_when_idle() { begin_close(); }
 
 void Connection::abort() {
-  // The broker has answered every parked poll before teardown and its peers may be gone:
-  // no broker.cancel() here, only the ring operations of this shard.
-  poll_cancelled_ = true;
+  // The broker has answered every parked poll and notify before teardown and its peers may be
+  // gone: no broker.cancel() here, only the ring operations of this shard.
+  wait_cancelled_ = true;
   drop();
 }
 
@@ -450,11 +450,15 @@ void Connection::cancel_in_flight() {
   // Nobody reads the response under way: cancel it, so its memory goes now, not when (if ever)
   // the client reads. (Closing lets it finish, bounded by limits.write_timeout.)
   if (sender_.busy()) shard_.ring().cancel(sender_);
-  core::Poll* const poll = op_.get_if<core::Poll>();
-  if (op_busy_ && !poll_cancelled_ && poll != nullptr) {
-    // A parked poll of a client that went away: cancel it (done() follows, maybe at once).
-    poll_cancelled_ = true;
+  if (!op_busy_ || wait_cancelled_) return;
+  // A parked poll or notify of a client that went away: cancel it (done() follows, maybe at
+  // once).
+  if (core::Poll* const poll = op_.get_if<core::Poll>()) {
+    wait_cancelled_ = true;
     shard_.broker().cancel(*poll);
+  } else if (core::Notify* const notify = op_.get_if<core::Notify>()) {
+    wait_cancelled_ = true;
+    shard_.broker().cancel(*notify);
   }
 }
 

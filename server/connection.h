@@ -466,7 +466,7 @@ class Connection final : public ListHook<>,
 
   uint32_t code_ = 0;            // Of the request being answered.
   bool auto_commit_ = false;     // The current request is a poll with auto_commit.
-  bool poll_cancelled_ = false;  // The current poll was cancelled (or must not be).
+  bool wait_cancelled_ = false;  // The current poll or notify was cancelled (or must not be).
   // What may still call back, one flag per callback the object must outlive (busy()): these
   // overlap freely (a recv stays armed while an operation runs; an auto-commit may still run
   // when the next request's operation starts), so they are not phases.

@@ -72,6 +72,7 @@ Status Connection::start_op(const Request& request,
                             OpSlot::Answer answer) {
   HARK_ASSERT(!op_busy_);
   ConnectionOp<Operation>& op = op_.emplace<Operation>(*this, answer);
+  wait_cancelled_ = false;  // A new operation: a disconnect from here cancels it if it waits.
   HARK_TRY((this->*fill)(request, op));
   submit(op);
   return ok_status();

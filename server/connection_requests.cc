@@ -110,13 +110,43 @@ Status Connection::poll_messages(const protocol::PollMessagesRequest& request, c
                      classic_poll_wait(shard_.options(), shard_.broker(), current_user(), request),
                      op));
   auto_commit_ = request.auto_commit;
-  poll_cancelled_ = false;
   may_decide_migration(request.partition_id.has_value() &&
                        request.consumer.kind == protocol::ConsumerKind::consumer);
   return ok_status();
 }
 
 void Connection::respond_poll_messages(const core::Poll& op) { respond_poll(op.result); }
+
+Status Connection::wait_for_messages(const protocol::WaitForMessagesRequest& request,
+                                     core::Notify& op) {
+  return fill_wait_for_messages(request, client_id_, op);
+}
+
+void Connection::respond_wait_for_messages(const core::Notify& op) {
+  respond_encoded(wait_for_messages_response(op));
+}
+
+Status Connection::wait_for_lag(const protocol::WaitForLagRequest& request, core::Notify& op) {
+  return fill_wait_for_lag(request, client_id_, op);
+}
+
+void Connection::respond_wait_for_lag(const core::Notify& op) {
+  const std::optional<protocol::WaitForLagResponse> response = wait_for_lag_response(op);
+  if (response) {
+    respond_encoded(*response);
+  } else {
+    respond_ok();  // A timeout: an empty payload.
+  }
+}
+
+Status Connection::wait_for_condition(const protocol::WaitForConditionRequest& request,
+                                      core::Notify& op) {
+  return fill_wait_for_condition(request, client_id_, op);
+}
+
+void Connection::respond_wait_for_condition(const core::Notify& op) {
+  respond_encoded(wait_for_condition_response(op));
+}
 
 Status Connection::get_consumer_offset(const protocol::GetConsumerOffsetRequest& request,
                                        core::GetOffset& op) {

@@ -131,6 +131,97 @@ Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_i
   return ok_status();
 }
 
+namespace {
+
+template <typename Request>
+Status fill_notify(const Request& request, uint32_t client_id, core::Notify& notify) {
+  HARK_TRY_ASSIGN(notify.stream, name_or_id(request.stream_id));
+  HARK_TRY_ASSIGN(notify.topic, name_or_id(request.topic_id));
+  notify.partition = request.partition_id;
+  HARK_TRY(fill_consumer(request.consumer, notify.consumer, notify.group));
+  notify.member = client_id;
+  notify.wait = wait_of(request.wait_timeout_us);
+  return ok_status();
+}
+
+Result<std::optional<uint64_t>> messages_start(const protocol::PollingStrategy& strategy) {
+  switch (strategy.kind) {
+    case protocol::PollingKind::next: return std::optional<uint64_t>();
+    case protocol::PollingKind::offset: return std::optional<uint64_t>(strategy.value);
+    case protocol::PollingKind::first: return std::optional<uint64_t>(0);
+    case protocol::PollingKind::last:
+    case protocol::PollingKind::timestamp: break;
+  }
+  return Error::feature_unavailable;
+}
+
+}  // namespace
+
+Status fill_wait_for_messages(const protocol::WaitForMessagesRequest& request, uint32_t client_id,
+                              core::Notify& notify) {
+  HARK_TRY(fill_notify(request, client_id, notify));
+  HARK_TRY_ASSIGN(const std::optional<uint64_t> offset, messages_start(request.strategy));
+  core::wait_for_messages(
+      notify, core::MessagesParams{.min_messages = request.min_messages, .offset = offset});
+  return ok_status();
+}
+
+Status fill_wait_for_lag(const protocol::WaitForLagRequest& request, uint32_t client_id,
+                         core::Notify& notify) {
+  HARK_TRY(fill_notify(request, client_id, notify));
+  const auto direction = request.watch == protocol::LagWatch::above
+                             ? core::LagParams::Direction::above
+                             : core::LagParams::Direction::below;
+  core::wait_for_lag(notify,
+                     core::LagParams{.direction = direction, .threshold = request.threshold});
+  return ok_status();
+}
+
+Status fill_wait_for_condition(const protocol::WaitForConditionRequest& request, uint32_t client_id,
+                               core::Notify& notify) {
+  HARK_TRY(fill_notify(request, client_id, notify));
+  notify.condition = request.name;
+  notify.params = request.params;
+  return ok_status();
+}
+
+protocol::WaitForMessagesResponse wait_for_messages_response(const core::Notify& notify) {
+  protocol::WaitForMessagesResponse response;
+  for (const core::NotifyAnswer& answer : notify.answers) {
+    const std::optional<core::MessagesReady> ready = core::messages_ready(answer);
+    if (!ready) continue;
+    response.partitions.push_back(protocol::ReadyPartition{.partition_id = ready->partition_id,
+                                                           .first_offset = ready->first_readable,
+                                                           .next_offset = ready->next_offset});
+  }
+  return response;
+}
+
+std::optional<protocol::WaitForLagResponse> wait_for_lag_response(const core::Notify& notify) {
+  if (notify.answers.empty()) return std::nullopt;
+  protocol::WaitForLagResponse response{.total_lag = notify.total.value_or(0)};
+  for (const core::NotifyAnswer& answer : notify.answers) {
+    const std::optional<core::PartitionLag> lag = core::partition_lag(answer);
+    if (!lag) continue;
+    response.partitions.push_back(protocol::PartitionLag{.partition_id = lag->partition_id,
+                                                         .next_offset = lag->next_offset,
+                                                         .stored_offset = lag->stored,
+                                                         .lag = lag->lag});
+  }
+  return response;
+}
+
+protocol::WaitForConditionResponse wait_for_condition_response(const core::Notify& notify) {
+  protocol::WaitForConditionResponse response;
+  for (const core::NotifyAnswer& answer : notify.answers) {
+    const std::span<const std::byte> bytes = answer.answer();
+    response.partitions.push_back(
+        protocol::ConditionAnswer{.partition_id = answer.partition_id,
+                                  .answer = protocol::Bytes(bytes.begin(), bytes.end())});
+  }
+  return response;
+}
+
 Status fill_append(const protocol::SendMessagesRequest& request, core::Append& append) {
   HARK_TRY_ASSIGN(append.stream, name_or_id(request.stream_id));
   HARK_TRY_ASSIGN(append.topic, name_or_id(request.topic_id));

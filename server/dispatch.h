@@ -7,6 +7,8 @@
 #include "hark/core/broker/operations.h"
 #include "hark/protocol/group_responses.h"
 #include "hark/protocol/message_requests.h"
+#include "hark/protocol/notify_requests.h"
+#include "hark/protocol/notify_responses.h"
 #include "hark/protocol/poll_response.h"
 #include "hark/protocol/send_messages.h"
 #include "hark/protocol/stream_requests.h"
@@ -49,6 +51,26 @@ core::Partitioning partitioning(const protocol::Partitioning& partitioning);
 // of name_or_id().
 Status fill_poll(const protocol::PollMessagesRequest& request, uint32_t client_id,
                  Duration classic_wait, core::Poll& poll);
+
+// Notifications (docs/wire.md §11, docs/notifications.md): a Notify addressed as a poll is
+// (consumer or group, stream, topic, optional partition, wait_timeout_us), `client_id` the
+// waiting connection (a group member, or a watcher if it has not joined the group).
+// wait_for_messages' strategy: next → past the stored offset, offset N → from N, first → from
+// offset 0; last and timestamp → feature_unavailable (5), the core has no such start.
+// Errors: those of name_or_id().
+Status fill_wait_for_messages(const protocol::WaitForMessagesRequest& request, uint32_t client_id,
+                              core::Notify& notify);
+Status fill_wait_for_lag(const protocol::WaitForLagRequest& request, uint32_t client_id,
+                         core::Notify& notify);
+// The name and parameters as sent: the broker refuses an unknown name (20) or parameters
+// its condition does not accept (4).
+Status fill_wait_for_condition(const protocol::WaitForConditionRequest& request, uint32_t client_id,
+                               core::Notify& notify);
+// A finished Notify's answers. A timeout has none: each is then an empty payload (for a lag
+// watch, nullopt), as a poll's timeout.
+protocol::WaitForMessagesResponse wait_for_messages_response(const core::Notify& notify);
+std::optional<protocol::WaitForLagResponse> wait_for_lag_response(const core::Notify& notify);
+protocol::WaitForConditionResponse wait_for_condition_response(const core::Notify& notify);
 
 // Fills an append from a decoded send. `request`'s message views must outlive the append.
 Status fill_append(const protocol::SendMessagesRequest& request, core::Append& append);

@@ -143,8 +143,8 @@ void log_open_files(const ServerOptions& options, const FileBudget& budget) {
   }
 }
 
-// One line of the wait path's counters and the connections: on SIGUSR1 and every
-// log.stats_interval. The main thread is no shard, so blocking on the operation is fine.
+// One line of the wait path's, the notifications' and the connections' counters: on SIGUSR1 and
+// every log.stats_interval. The main thread is no shard, so blocking on the operation is fine.
 void log_stats(core::Broker& broker, const Server& server) {
   core::Blocking<core::GetStats> stats;
   if (!stats.call(broker).ok()) return;
@@ -152,13 +152,15 @@ void log_stats(core::Broker& broker, const Server& server) {
   HARK_LOG_INFO(
       "stats: connections=%u parked_now=%u parked=%u ready_at_park=%u woken=%u timed_out=%u "
       "cancelled=%u aborted=%u rejected_full=%u zombies_swept=%u reevaluated=%u reparked=%u "
-      "eventfd_writes=%u partitions=%u messages=%u bytes=%u shard_connections=%s migrations=%u "
+      "conditions_evaluated=%u condition_reports=%u eventfd_writes=%u partitions=%u messages=%u "
+      "bytes=%u shard_connections=%s migrations=%u "
       "migrations_refused=%u %s",
       server.connections_count(), s.waits.parked_now, s.waits.parked, s.waits.ready_at_park,
       s.waits.woken, s.waits.timed_out, s.waits.cancelled, s.waits.aborted, s.waits.rejected_full,
-      s.waits.zombies_swept, s.reevaluated, s.reparked, s.eventfd_writes, s.partitions,
-      s.messages_count, s.size_bytes, server.connections_by_shard(), server.migrations(),
-      server.migrations_refused(), server.connection_counters().format());
+      s.waits.zombies_swept, s.reevaluated, s.reparked, s.waits.conditions_evaluated,
+      s.waits.condition_reports, s.eventfd_writes, s.partitions, s.messages_count, s.size_bytes,
+      server.connections_by_shard(), server.migrations(), server.migrations_refused(),
+      server.connection_counters().format());
 }
 
 // Waits for a stop signal, logging the stats line on SIGUSR1 and every `interval` (0: never).

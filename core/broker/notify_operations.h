@@ -38,12 +38,14 @@ struct NotifyAnswer {
 //
 // Addressed like a Poll: a consumer on one partition (`partition`), or on every partition of
 // the topic (no `partition`); a group member on one partition or on its assigned partitions
-// (re-evaluated on its new assignment, with its deadline, when the group rebalances).
-// Errors: the poll's for what is missing (1009/1010, 2010/2011, 3007, 5000/5003, 5008 for a
-// member that has not joined); resource_not_found (20) for an unregistered condition;
-// invalid_format (4) for parameters over condition_params_max or that the condition refuses;
-// feature_unavailable (5) when the parked-wait limits are reached (docs/long-polling.md).
-// Ended by a purge or shutdown: ok, empty; by a delete: the error a request gets now.
+// (re-evaluated on its new assignment, with its deadline, when the group rebalances). A group
+// request from a client that has not joined the group (a watcher, not a consumer) addresses
+// the partition given or every partition of the topic, with the group's stored offsets.
+// Errors: the poll's for what is missing (1009/1010, 2010/2011, 3007, 5000/5003);
+// resource_not_found (20) for an unregistered condition; invalid_format (4) for parameters over
+// condition_params_max or that the condition refuses; feature_unavailable (5) when the parked-wait
+// limits are reached (docs/long-polling.md). Ended by a purge or shutdown: ok, empty; by a delete:
+// the error a request gets now.
 class Notify : public Operation {
  public:
   Notify();
@@ -55,7 +57,7 @@ class Notify : public Operation {
   std::optional<uint32_t> partition;
   ConsumerRef consumer;
   NameOrId group;       // When consumer.kind is group.
-  uint32_t member = 0;  // The waiting client, for a group: it must have joined.
+  uint32_t member = 0;  // The waiting client, for a group: a member, or a watcher if not.
   std::string condition{messages_condition};
   std::vector<std::byte> params;  // The condition's parameters (see the built-ins below).
   Duration wait = Duration(0);

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -175,6 +176,52 @@ TEST_F(CliEndToEnd, AClosedPortIsATransportError) {
       run_child({cli_path(), "ping", "--address", "127.0.0.1:1"}, {}, {}, command_timeout);
   EXPECT_EQ(result.status, 1);
   EXPECT_EQ(result.err, "error: cannot connect to 127.0.0.1:1: CannotEstablishConnection (9)\n");
+}
+
+// hark wait and hark lag (docs/cli.md §wait and lag) against harkd's notification commands.
+TEST_F(CliEndToEnd, WaitPrintsTheOffsetsASendFromAnotherClientMadeReady) {
+  create_topic();
+  ChildProcess waiter;
+  ASSERT_TRUE(
+      waiter.start(hark({"wait", "orders", "events", "--partition", "1", "--timeout", "30s"}), {}));
+  ASSERT_TRUE(hark::test::wait_until_parked(harkd_, 1));
+  // While it blocks, one parked wait and no condition evaluated between two reads of the
+  // counters, around another client's round trip (harkd served it meanwhile).
+  const std::optional<hark::test::HarkdStats> before = harkd_.stats();
+  ASSERT_TRUE(before.has_value());
+  run_ok({"ping"});
+  const std::optional<hark::test::HarkdStats> after = harkd_.stats();
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->parked_now, 1u);
+  EXPECT_EQ(after->conditions_evaluated, before->conditions_evaluated) << *after;
+  EXPECT_EQ(run_ok({"produce", "orders", "events", "x", "y", "--partition", "1"}),
+            "sent 2 messages\n");
+  const ChildResult result = waiter.wait(command_timeout);
+  EXPECT_TRUE(result.exited && result.status == 0) << result.err;
+  EXPECT_EQ(result.out, "partition 1: offsets 0..1 ready\n");
+}
+
+TEST_F(CliEndToEnd, WaitExitsOneWhenItsTimeoutPassesWithNothing) {
+  create_topic();
+  const ChildResult result =
+      run_child(hark({"wait", "orders", "events", "--timeout", "200ms"}), {}, {}, command_timeout);
+  EXPECT_TRUE(result.exited && result.status == 1) << result.status << " " << result.err;
+  EXPECT_EQ(result.out, "");
+}
+
+TEST_F(CliEndToEnd, LagAboveOfAGroupItNeverJoinsFiresOnSends) {
+  create_topic();
+  run_ok({"group", "create", "orders", "events", "workers"});
+  ChildProcess watcher;
+  ASSERT_TRUE(watcher.start(
+      hark({"lag", "orders", "events", "--group", "workers", "--above", "2", "--timeout", "30s"}),
+      {}));
+  ASSERT_TRUE(hark::test::wait_until_parked(harkd_, 1));
+  run_ok({"produce", "orders", "events", "a", "--partition", "0"});
+  run_ok({"produce", "orders", "events", "b", "--partition", "1"});
+  const ChildResult result = watcher.wait(command_timeout);
+  EXPECT_TRUE(result.exited && result.status == 0) << result.err;
+  EXPECT_EQ(result.out.substr(0, result.out.find('\n')), "lag 2: above 2") << result.out;
 }
 
 }  // namespace

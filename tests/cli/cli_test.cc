@@ -527,8 +527,8 @@ T next_notify_request(FakeConnection& connection) {
   EXPECT_TRUE(received.has_value());
   if (!received) return T{};
   EXPECT_EQ(received->code, protocol::command_code(T::code));
-  Result<protocol::DecodedNotifyRequest> decoded =
-      protocol::decode_notify_request(received->code, received->payload);
+  Result<protocol::DecodedRequest> decoded =
+      protocol::decode_request(received->code, received->payload);
   EXPECT_TRUE(decoded.ok());
   if (!decoded.ok() || !std::holds_alternative<T>(decoded->request)) return T{};
   return std::get<T>(decoded->request);

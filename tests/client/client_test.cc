@@ -168,8 +168,8 @@ TEST(Client, WaitingPollOutlivesTheCommandTimeout) {
 template <typename T>
 T decode_notify_received(const FakeConnection::Received& received) {
   EXPECT_EQ(received.code, protocol::command_code(T::code));
-  Result<protocol::DecodedNotifyRequest> decoded =
-      protocol::decode_notify_request(received.code, received.payload);
+  Result<protocol::DecodedRequest> decoded =
+      protocol::decode_request(received.code, received.payload);
   EXPECT_TRUE(decoded.ok());
   if (!decoded.ok() || !std::holds_alternative<T>(decoded->request)) return T{};
   return std::get<T>(decoded->request);

@@ -522,6 +522,32 @@ TEST_F(NotifyTest, AGroupLagWatchFollowsARebalanceAndCountsTheGroupsStoredOffset
   EXPECT_EQ(lag->lag, 2u);
 }
 
+TEST_F(NotifyTest, AGroupWatcherThatHasNotJoinedWatchesTheTopicWithTheGroupsOffsets) {
+  // Member 10 has partitions 0 and 2, 20 has 1 and 3; client 30 only watches the group.
+  ASSERT_TRUE(group({10, 20}).ok());
+  const ConsumerRef group_ref{ConsumerRef::Kind::group, 0};
+  ASSERT_TRUE(append(0, 3).ok());
+  ASSERT_TRUE(store(0, group_ref, 1).ok());  // The group's lag on partition 0: 1.
+  ASSERT_TRUE(append(1, 1).ok());            // Nothing stored on 1: lag 1.
+  Blocking<Notify> notify;
+  address_member(notify, 30, 10s);
+  wait_for_lag(notify, LagParams{.direction = LagParams::Direction::above, .threshold = 3});
+  auto answer = start(notify);
+  ASSERT_TRUE(parked(1));       // Total 2: not a 5008, and not only one member's partitions.
+  ASSERT_TRUE(append(3).ok());  // Member 20's partition: the watcher sums it too.
+  ASSERT_TRUE(answer.get().ok());
+  EXPECT_EQ(notify.total, std::optional<uint64_t>(3));
+  ASSERT_EQ(notify.answers.size(), 4u);  // Every partition of the topic.
+  EXPECT_EQ(partition_lag(notify.answers[0])->stored, std::optional<uint64_t>(1));
+  // A watcher of one partition reads the group's stored offset there.
+  address_member(notify, 30, 0s);
+  notify.partition = 0;
+  wait_for_messages(notify, MessagesParams{});
+  ASSERT_TRUE(notify.call(*broker_).ok());
+  ASSERT_EQ(notify.answers.size(), 1u);
+  EXPECT_EQ(messages_ready(notify.answers[0])->first_readable, 2u);
+}
+
 TEST_F(NotifyTest, UnknownConditionsAndBadParametersAreRefusedWithACode) {
   Blocking<Notify> notify;
   address(notify, 0, 1, 1s);

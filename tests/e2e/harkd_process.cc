@@ -307,6 +307,8 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
       {"aborted", &HarkdStats::aborted},
       {"rejected_full", &HarkdStats::rejected_full},
       {"reparked", &HarkdStats::reparked},
+      {"conditions_evaluated", &HarkdStats::conditions_evaluated},
+      {"condition_reports", &HarkdStats::condition_reports},
       {"migrations", &HarkdStats::migrations},
       {"migrations_refused", &HarkdStats::refused},
       {"refused_per_address", &HarkdStats::refused_per_address},
@@ -351,8 +353,9 @@ std::ostream& operator<<(std::ostream& out, const HarkdStats& stats) {
       << " parked=" << stats.parked << " woken=" << stats.woken << " timed_out=" << stats.timed_out
       << " cancelled=" << stats.cancelled << " aborted=" << stats.aborted
       << " rejected_full=" << stats.rejected_full << " reparked=" << stats.reparked
-      << " migrations=" << stats.migrations << " migrations_refused=" << stats.refused
-      << " login_timeouts=" << stats.login_timeouts
+      << " conditions_evaluated=" << stats.conditions_evaluated
+      << " condition_reports=" << stats.condition_reports << " migrations=" << stats.migrations
+      << " migrations_refused=" << stats.refused << " login_timeouts=" << stats.login_timeouts
       << " heartbeat_evictions=" << stats.heartbeat_evictions;
   return out;
 }

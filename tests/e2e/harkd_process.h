@@ -42,6 +42,9 @@ struct HarkdStats {
   uint64_t aborted = 0;
   uint64_t rejected_full = 0;
   uint64_t reparked = 0;
+  // Notifications (docs/notifications.md): a parked notify counts in parked_now too.
+  uint64_t conditions_evaluated = 0;
+  uint64_t condition_reports = 0;
   std::vector<uint32_t> by_shard;  // shard_connections=a/b
   uint64_t migrations = 0;
   uint64_t refused = 0;  // migrations_refused

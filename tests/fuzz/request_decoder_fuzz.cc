@@ -49,18 +49,18 @@ void walk_messages(const Request& request) {
   (void)checksums;
 }
 
-// Decodes with one table (decode_request or decode_notify_request), then re-encodes and
-// decodes again.
-template <typename DecodedT>
-void check_with(hark::Result<DecodedT> (*decode)(uint32_t, std::span<const std::byte>),
-                uint32_t code, std::span<const std::byte> payload) {
+// Decodes (the classic commands and hark's notifications, docs/wire.md §11, share one table),
+// then re-encodes and decodes again.
+void check_request(uint32_t code, std::span<const std::byte> payload) {
+  using DecodedT = DecodedRequest;
+  const auto decode = &decode_request;
   const hark::Result<DecodedT> decoded = decode(code, payload);
   if (!decoded.ok()) {
     if (!expected_error(decoded.error())) __builtin_trap();
     return;
   }
   if (request_code(decoded->request) != code) __builtin_trap();
-  if constexpr (std::is_same_v<DecodedT, DecodedRequest>) walk_messages(decoded->request);
+  walk_messages(decoded->request);
   Bytes frame;
   if (!encode_request_frame(decoded->request, frame).ok()) __builtin_trap();
   const FrameScan scan =
@@ -69,15 +69,6 @@ void check_with(hark::Result<DecodedT> (*decode)(uint32_t, std::span<const std::
   const hark::Result<DecodedT> again = decode(scan.code, scan.payload);
   if (!again.ok() || again->trailing_bytes != 0) __builtin_trap();
   if (!(again->request == decoded->request)) __builtin_trap();
-}
-
-// The classic table and hark's notification table (docs/wire.md §11) see the same frames.
-void check_request(uint32_t code, std::span<const std::byte> payload) {
-  if (code >= extension_code_first && code <= extension_code_last) {
-    check_with<DecodedNotifyRequest>(&decode_notify_request, code, payload);
-  } else {
-    check_with<DecodedRequest>(&decode_request, code, payload);
-  }
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ T decode_frame(const Bytes& frame) {
   EXPECT_EQ(scan.state, FrameState::ready);
   EXPECT_EQ(scan.frame_size, frame.size());
   EXPECT_EQ(scan.code, command_code(T::code));
-  Result<DecodedNotifyRequest> decoded = decode_notify_request(scan.code, scan.payload);
+  Result<DecodedRequest> decoded = decode_request(scan.code, scan.payload);
   EXPECT_TRUE(decoded.ok()) << error_name(decoded.error());
   if (!decoded.ok()) return T{};
   EXPECT_EQ(decoded->trailing_bytes, 0u);
@@ -57,8 +57,7 @@ Bytes payload_of(const char* frame_hex) {
 }
 
 Error notify_error(Command command, std::span<const std::byte> payload) {
-  const Result<DecodedNotifyRequest> decoded =
-      decode_notify_request(command_code(command), payload);
+  const Result<DecodedRequest> decoded = decode_request(command_code(command), payload);
   return decoded.ok() ? Error::ok : decoded.error();
 }
 
@@ -84,12 +83,13 @@ TEST(NotifyCodes, AreOneExtensionRangeWithNames) {
   EXPECT_EQ(command_name(10002), "wait_for_condition");
 }
 
-TEST(NotifyCodes, TheClassicTableDoesNotDecodeThemYet) {
-  // harkd decodes only Request: until it handles them, these codes answer InvalidCommand.
+TEST(NotifyCodes, TheOneRequestTableDecodesThem) {
+  // One Request variant, one decoder table: harkd dispatches these as any other code.
   const Bytes payload = payload_of(messages_frame);
-  EXPECT_EQ(decode_request(10000, payload).error(), Error::invalid_command);
-  EXPECT_EQ(decode_notify_request(command_code(Command::poll_messages), payload).error(),
-            Error::invalid_command);
+  ASSERT_TRUE(decode_request(10000, payload).ok());
+  EXPECT_TRUE(
+      std::holds_alternative<WaitForMessagesRequest>(decode_request(10000, payload)->request));
+  EXPECT_EQ(decode_request(10099, payload).error(), Error::invalid_command);
 }
 
 TEST(NotifyGoldenFrames, WaitForMessages) {
@@ -178,7 +178,7 @@ TEST(NotifyMalformed, OversizedParametersAreInvalidFormatBeforeTheBytes) {
 TEST(NotifyMalformed, TrailingBytesAreAcceptedAndCounted) {
   Bytes payload = payload_of(lag_frame);
   payload.push_back(std::byte{0});
-  const Result<DecodedNotifyRequest> decoded = decode_notify_request(10001, payload);
+  const Result<DecodedRequest> decoded = decode_request(10001, payload);
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->trailing_bytes, 1u);
 }

@@ -56,12 +56,6 @@ Result<Bytes> Client::call(const Request& request, Duration timeout) {
   return exchange(frame_, timeout);
 }
 
-Result<Bytes> Client::call(const NotifyRequest& request, Duration timeout) {
-  frame_.clear();
-  HARK_TRY(encode_request_frame(request, frame_));
-  return exchange(frame_, timeout);
-}
-
 Duration Client::waiting_timeout(uint64_t wait_us) const {
   if (wait_us == 0) return options_.command_timeout;
   const Duration wait =

@@ -135,8 +135,8 @@ class Client {
 
   // hark's notifications (docs/wire.md §11): block until the condition holds or the request's
   // wait_timeout_us passes (deadline as a waiting poll's, see ClientOptions). A timeout is an
-  // answer with no partitions (wait_for_lag: nullopt). A server without them (Iggy, or a harkd
-  // that does not handle them yet) answers invalid_command (3).
+  // answer with no partitions (wait_for_lag: nullopt). A server without them (Iggy) answers
+  // invalid_command (3).
   Result<protocol::WaitForMessagesResponse> wait_for_messages(
       const protocol::WaitForMessagesRequest& request);
   Result<std::optional<protocol::WaitForLagResponse>> wait_for_lag(
@@ -146,7 +146,6 @@ class Client {
 
   // Sends any request and returns the raw response payload, within `timeout`.
   Result<protocol::Bytes> call(const protocol::Request& request, Duration timeout);
-  Result<protocol::Bytes> call(const protocol::NotifyRequest& request, Duration timeout);
 
  private:
   // The deadline of a request that may wait `wait_us` on the server.

@@ -125,8 +125,9 @@ Status NotifyJob::resolve_group(BrokerShard& shard, const TopicEntry& topic) {
   notify_.consumer.id = found->id;
   request_.consumer = notify_.consumer;
   const GroupMemberInfo* const joined = found->member(notify_.member);
-  if (joined == nullptr) return Error::consumer_group_member_not_found;
-  if (notify_.partition.has_value()) return ok_status();
+  // A watcher that has not joined (an autoscaler) is no consumer: it addresses the partition
+  // given or the topic's, with the group's stored offsets, and no rebalance moves it.
+  if (joined == nullptr || notify_.partition.has_value()) return ok_status();
   group_wide_ = true;
   many_ = true;
   assigned_ = joined->partitions;
