@@ -43,8 +43,10 @@ class MessagesCondition final : public Condition {
                    std::span<std::byte, condition_answer_max> answer) const override {
     const uint32_t min_messages = load_u32(request.params, 0);
     const bool explicit_offset = std::to_integer<uint8_t>(request.params[4]) == 1;
-    const uint64_t first =
-        explicit_offset ? load_u64(request.params, 5) : first_readable(facts, request.consumer);
+    // An offset that retention or a segment delete has passed reads from the first one kept.
+    const uint64_t first = explicit_offset
+                               ? std::max(load_u64(request.params, 5), facts.first_offset)
+                               : first_readable(facts, request.consumer);
     const uint64_t wake_at = add_saturating(first, min_messages);
     if (facts.next_offset < wake_at) return Verdict{.wake_at = wake_at};
     store_u64(answer, 0, first);

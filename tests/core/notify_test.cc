@@ -24,6 +24,7 @@
 #include "hark/core/broker/broker.h"
 #include "hark/core/broker/notify_operations.h"
 #include "hark/tests/support/broker_waits.h"
+#include "hark/tests/support/docs_quote.h"
 
 #ifndef HARK_SOURCE_DIR
 #error "HARK_SOURCE_DIR must name the repository root (tests/core/CMakeLists.txt sets it)"
@@ -633,50 +634,9 @@ TEST_F(NotifyTest, AnEmbeddersConditionRegisteredAfterStartFiresOnTheSweep) {
   EXPECT_EQ(notify.answers[0].partition_id, 2u);
 }
 
-// The regions between "// docs:begin NAME" and "// docs:end" in this file, de-indented.
-std::vector<std::string> docs_regions(const std::string& source) {
-  std::vector<std::string> regions;
-  std::istringstream lines(source);
-  std::string line;
-  std::string region;
-  bool inside = false;
-  size_t indent = 0;
-  while (std::getline(lines, line)) {
-    const size_t text_at = line.find_first_not_of(' ');
-    const std::string text = text_at == std::string::npos ? "" : line.substr(text_at);
-    if (text.rfind("// docs:begin", 0) == 0) {
-      inside = true;
-      indent = text_at;
-      region.clear();
-    } else if (text.rfind("// docs:end", 0) == 0) {
-      inside = false;
-      regions.push_back(region);
-    } else if (inside) {
-      region += (line.size() > indent ? line.substr(indent) : std::string()) + '\n';
-    }
-  }
-  return regions;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 TEST(NotifyDocs, DocsQuoteTheExampleConditionVerbatim) {
-  const std::string source = read_file(HARK_SOURCE_DIR "/tests/core/notify_test.cc");
-  const std::string docs = read_file(HARK_SOURCE_DIR "/docs/notifications.md");
-  ASSERT_FALSE(source.empty());
-  ASSERT_FALSE(docs.empty());
-  const std::vector<std::string> regions = docs_regions(source);
-  EXPECT_EQ(regions.size(), 2u);
-  for (const std::string& region : regions) {
-    EXPECT_NE(docs.find(region), std::string::npos)
-        << "docs/notifications.md no longer quotes this part of the example:\n"
-        << region;
-  }
+  test::expect_docs_quote(HARK_SOURCE_DIR "/tests/core/notify_test.cc",
+                          HARK_SOURCE_DIR "/docs/notifications.md", 2);
 }
 
 }  // namespace
