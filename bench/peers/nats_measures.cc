@@ -131,7 +131,8 @@ WakeResult nats_wake(const std::string& address, pid_t pid, int count,
   return run;
 }
 
-FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds) {
+FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds,
+                         size_t /*threads*/) {
   FanoutResult result;
   result.failed = true;
   NatsClient admin;
@@ -187,7 +188,7 @@ FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers
       std::fprintf(stderr, "nats fanout: round %d with K=%zu failed\n", round, consumers);
       return result;
     }
-    tally.add_round(stamp, woken, cpu.used_ns());
+    tally.add_round(stamp, woken, cpu.used_ns(), fleet);
   }
   return tally.finish(consumers);
 }

@@ -18,7 +18,8 @@ namespace hark::bench {
 // connections; throughput: pipelined XADDs, XREAD COUNT 1000).
 WakeResult redis_wake(const std::string& address, pid_t pid, int count,
                       std::chrono::microseconds gap);
-FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds);
+FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds,
+                          size_t threads);
 ThroughputResult redis_throughput(const std::string& address, pid_t pid, size_t size, size_t count,
                                   size_t batch);
 
@@ -27,7 +28,9 @@ ThroughputResult redis_throughput(const std::string& address, pid_t pid, size_t 
 // acking what they got (fan-out: K consumers, each its own durable on its own connection).
 WakeResult nats_wake(const std::string& address, pid_t pid, int count,
                      std::chrono::microseconds gap);
-FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds);
+// `threads` is ignored: one loop reads every consumer (it answers PINGs on the same links).
+FanoutResult nats_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds,
+                         size_t threads);
 ThroughputResult nats_throughput(const std::string& address, pid_t pid, size_t size, size_t count,
                                  size_t batch);
 

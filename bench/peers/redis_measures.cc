@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "hark/bench/peers/peer_measures.h"
@@ -101,20 +102,20 @@ WakeResult redis_wake(const std::string& address, pid_t pid, int count,
   return run;
 }
 
-FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds) {
+FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumers, int rounds,
+                          size_t threads) {
   FanoutResult result;
   result.failed = true;
   const std::string key = fresh_key("fanout");
-  const size_t producer = consumers;  // The last link: XADD from the same loop.
-  size_t pending = 0;
+  const size_t producer = consumers;  // The last link: XADD from the caller's loop.
   std::vector<SteadyClock::time_point> woken(consumers);
-  SteadyClock::time_point stamp;
-  std::string last = "0-0";
+  std::atomic<SteadyClock::rep> stamp{0};
+  std::string last = "0-0";  // Written by the producer's reply, read between rounds.
+  // Called from every client thread, each for its own links.
   RespReplies replies([&](size_t link, const Resp& reply, SteadyClock::time_point at) {
     if (link == producer) {  // XADD's answer: the new entry's id.
       if (reply.kind != Resp::Kind::bulk) return false;
       last = reply.text;
-      pending--;
       return true;
     }
     const auto entries = xread_entries(reply);
@@ -122,12 +123,11 @@ FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumer
       std::fprintf(stderr, "redis fanout: XREAD answered %zu entries\n", entries.size());
       return false;
     }
-    stamp = stamp_of(entries[0].second);
+    stamp.store(stamp_of(entries[0].second).time_since_epoch().count(), std::memory_order_relaxed);
     woken[link] = at;
-    pending--;
     return true;
   });
-  Fleet fleet(replies);
+  FleetPool fleet(replies, consumers + 1, threads);
   for (size_t i = 0; i <= consumers; i++) {
     const int fd = connect_tcp(address);
     if (fd < 0 || fleet.add(fd) < 0) return result;
@@ -135,6 +135,7 @@ FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumer
   auto send = [&](size_t link, const std::string& command) {
     return fleet.send(link, std::as_bytes(std::span(command.data(), command.size())));
   };
+  const std::vector<uint64_t> expected = round_replies(fleet);
   FanoutTally tally{.cpu_known = pid > 0};
   for (int round = 0; round < rounds; round++) {
     const std::string read = resp_command({"XREAD", "BLOCK", "10000", "STREAMS", key, last});
@@ -142,13 +143,17 @@ FanoutResult redis_fanout(const std::string& address, pid_t pid, size_t consumer
       if (!send(i, read)) return result;
     }
     std::this_thread::sleep_for(park_settle(consumers));
-    pending = consumers + 1;
-    const CpuWindow cpu(pid);
-    if (!send(producer, resp_command({"XADD", key, "*", "s", stamped_payload(8)})) ||
-        !fleet.run([&] { return pending == 0; }, SteadyClock::now() + std::chrono::seconds(15))) {
-      return result;
-    }
-    tally.add_round(stamp, woken, cpu.used_ns());
+    std::optional<CpuWindow> cpu;
+    const bool served = fleet.run_round(
+        expected,
+        [&] {
+          cpu.emplace(pid);
+          return send(producer, resp_command({"XADD", key, "*", "s", stamped_payload(8)}));
+        },
+        SteadyClock::now() + std::chrono::seconds(15));
+    if (!served) return result;
+    tally.add_round(SteadyClock::time_point(SteadyClock::duration(stamp.load())), woken,
+                    cpu->used_ns(), fleet);
   }
   return tally.finish(consumers);
 }

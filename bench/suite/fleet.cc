@@ -8,6 +8,9 @@
 #include <cstring>
 #include <ctime>
 
+#include <atomic>
+#include <thread>
+
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -18,9 +21,16 @@ constexpr size_t read_chunk = 64 * 1024;
 
 uint64_t key_of(size_t link) { return static_cast<uint64_t>(link); }
 
+int64_t clock_ns(clockid_t clock) {
+  timespec now{};
+  ::clock_gettime(clock, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
 }  // namespace
 
-Fleet::Fleet(ReplyParser& parser) : parser_(parser), epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
+Fleet::Fleet(ReplyParser& parser, size_t first_link)
+    : parser_(parser), first_link_(first_link), epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
 
 Fleet::~Fleet() {
   for (const Link& link : links_) ::close(link.fd);
@@ -96,19 +106,23 @@ bool Fleet::receive(size_t index, SteadyClock::time_point at) {
     }
     size_t consumed = 0;
     while (consumed < bytes.size()) {
-      const ptrdiff_t size = parser_.parse(index, bytes.subspan(consumed), at);
+      const ptrdiff_t size = parser_.parse(first_link_ + index, bytes.subspan(consumed), at);
       if (size < 0) {
-        std::fprintf(stderr, "fleet: malformed reply on connection %zu\n", index);
+        std::fprintf(stderr, "fleet: malformed reply on connection %zu\n", first_link_ + index);
         return false;
       }
       if (size == 0) break;
       consumed += static_cast<size_t>(size);
+      replies_++;
     }
     if (bytes.data() == link.in.data()) {
       link.in.erase(link.in.begin(), link.in.begin() + static_cast<ptrdiff_t>(consumed));
     } else {
       link.in.assign(bytes.begin() + static_cast<ptrdiff_t>(consumed), bytes.end());
     }
+    // A short read emptied the socket: epoll (level-triggered) reports what comes later, so
+    // the recv that would only say EAGAIN is saved (one syscall per woken poll, not two).
+    if (static_cast<size_t>(got) < scratch_.size()) return true;
   }
 }
 
@@ -125,6 +139,17 @@ bool Fleet::run_until(SteadyClock::time_point until, FleetTimer* timer) {
 
 Fleet::Ended Fleet::loop(const std::function<bool()>& done, SteadyClock::time_point deadline,
                          FleetTimer* timer) {
+  const int64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  const auto wall_start = SteadyClock::now();
+  last_cost_ = LoopCost{};
+  const Ended ended = serve(done, deadline, timer);
+  last_cost_.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+  last_cost_.wall_ns = std::chrono::nanoseconds(SteadyClock::now() - wall_start).count();
+  return ended;
+}
+
+Fleet::Ended Fleet::serve(const std::function<bool()>& done, SteadyClock::time_point deadline,
+                          FleetTimer* timer) {
   std::vector<epoll_event> events(256);
   while (!done()) {
     auto now = SteadyClock::now();
@@ -143,12 +168,13 @@ Fleet::Ended Fleet::loop(const std::function<bool()>& done, SteadyClock::time_po
                            .tv_nsec = static_cast<long>(wait.count() % 1'000'000'000)};
     const int ready = ::epoll_pwait2(epoll_fd_, events.data(), static_cast<int>(events.size()),
                                      &timeout, nullptr);
+    const auto at = SteadyClock::now();
+    last_cost_.waited_ns += std::chrono::nanoseconds(at - now).count();
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) {
       std::fprintf(stderr, "epoll_pwait2: %s\n", std::strerror(errno));
       return Ended::failed;
     }
-    const auto at = SteadyClock::now();
     for (int i = 0; i < ready; i++) {
       const auto index = static_cast<size_t>(events[static_cast<size_t>(i)].data.u64);
       const uint32_t flags = events[static_cast<size_t>(i)].events;
@@ -159,6 +185,75 @@ Fleet::Ended Fleet::loop(const std::function<bool()>& done, SteadyClock::time_po
     }
   }
   return Ended::done;
+}
+
+FleetPool::FleetPool(ReplyParser& parser, size_t links, size_t fleets) {
+  fleets = std::clamp<size_t>(fleets, 1, std::max<size_t>(links, 1));
+  for (size_t f = 0; f <= fleets; f++) firsts_.push_back(links * f / fleets);
+  for (size_t f = 0; f < fleets; f++) fleets_.push_back(std::make_unique<Fleet>(parser, firsts_[f]));
+}
+
+size_t FleetPool::fleet_of(size_t link) const {
+  size_t f = 0;
+  while (f + 1 < fleets_.size() && link >= firsts_[f + 1]) f++;
+  return f;
+}
+
+ptrdiff_t FleetPool::add(int fd) {
+  const size_t link = added_;
+  if (fleets_[fleet_of(link)]->add(fd) < 0) return -1;  // Its local number: link - first.
+  added_++;
+  return static_cast<ptrdiff_t>(link);
+}
+
+bool FleetPool::send(size_t link, std::span<const std::byte> bytes) {
+  const size_t f = fleet_of(link);
+  return fleets_[f]->send(link - firsts_[f], bytes);
+}
+
+bool FleetPool::run_round(std::span<const uint64_t> replies, const std::function<bool()>& start,
+                          SteadyClock::time_point deadline) {
+  const size_t last = fleets_.size() - 1;
+  std::atomic<size_t> serving{0};
+  std::atomic<bool> failed{false};
+  auto serve = [&](size_t f) {
+    Fleet& fleet = *fleets_[f];
+    const uint64_t until = fleet.replies() + replies[f];
+    if (!fleet.run([&] { return fleet.replies() >= until; }, deadline)) failed.store(true);
+  };
+  std::vector<std::thread> threads;
+  for (size_t f = 0; f < last; f++) {
+    threads.emplace_back([&, f] {
+      serving.fetch_add(1);
+      serving.notify_one();
+      serve(f);
+    });
+  }
+  for (size_t n = serving.load(); n < last; n = serving.load()) serving.wait(n);
+  if (start()) {
+    serve(last);
+  } else {
+    failed.store(true);
+  }
+  for (std::thread& thread : threads) thread.join();
+  return !failed.load();
+}
+
+int64_t FleetPool::round_cpu_ns() const {
+  int64_t total = 0;
+  for (const auto& fleet : fleets_) total += fleet->last_cost().cpu_ns;
+  return total;
+}
+
+double FleetPool::round_busiest_fraction() const {
+  double busiest = 0;
+  for (const auto& fleet : fleets_) {
+    const LoopCost& cost = fleet->last_cost();
+    if (cost.wall_ns <= 0) continue;
+    busiest = std::max(busiest, static_cast<double>(cost.wall_ns - cost.waited_ns) /
+                                    static_cast<double>(cost.wall_ns));
+  }
+  return busiest;
 }
 
 }  // namespace hark::bench

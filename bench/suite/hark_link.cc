@@ -131,6 +131,13 @@ bool open_fleet(Fleet& fleet, const std::string& address, size_t count, size_t& 
   return fleet.run([&] { return pending == 0; }, deadline);
 }
 
+bool open_fleet(FleetPool& pool, const std::string& address, size_t& pending) {
+  for (size_t f = 0; f < pool.fleets(); f++) {
+    if (!open_fleet(pool.fleet(f), address, pool.links_of(f), pending)) return false;
+  }
+  return true;
+}
+
 size_t send_frame_size() {
   protocol::Bytes payload(8);
   const protocol::OutgoingMessage message{.payload = payload};

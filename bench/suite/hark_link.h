@@ -80,6 +80,8 @@ protocol::Bytes frame_of(const T& request) {
 // the loop waits for every answer). `replies` must route status-0 answers through
 // `pending` (see scenarios): this counts them down. False with a message on failure.
 bool open_fleet(Fleet& fleet, const std::string& address, size_t count, size_t& pending);
+// The same for every link of `pool`, fleet by fleet (from the caller's thread).
+bool open_fleet(FleetPool& pool, const std::string& address, size_t& pending);
 
 // The bytes of send_stamped's frame with an 8-byte message (header, metadata, index, message):
 // the echo floor moves as many.

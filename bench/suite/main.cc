@@ -28,7 +28,7 @@ struct Scenario {
 
 constexpr Scenario scenarios[] = {
     {"wake", run_wake, "one producer, one parked consumer, 1 ms gap; with echo and ping"},
-    {"fanout", run_fanout, "K = 1, 10, 100, 1000 polls parked on one partition, one send"},
+    {"fanout", run_fanout, "K = 1 ... 10000 polls parked on one partition, one send"},
     {"group", run_group, "K members of a consumer group parked on their partitions"},
     {"idle", run_idle, "N = 1000, 10000 parked polls vs busy polling every 1 and 10 ms"},
     {"timeout", run_timeout, "overshoot of 1, 10 and 100 ms waits"},
@@ -44,6 +44,7 @@ void usage(FILE* out) {
                "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
                "                  [--durability write|interval|always|memory]\n"
                "                  [--clients threads|processes] [--placements LIST]\n"
+               "                  [--consumers K,...] [--client-threads N] [--parts LIST]\n"
                "       hark-bench plot --json-dir DIR [--out DIR]\n"
                "Loopback only. Spawns its own harkd (default: the one next to hark-bench) on a\n"
                "free port with a temporary data directory, or measures --address (then without\n"
@@ -55,6 +56,9 @@ void usage(FILE* out) {
                "--clients processes: wake and peers with producer and consumer in two processes\n"
                "of blocking sockets, in each of --placements unpinned,one-cpu,split (default all\n"
                "three).\n"
+               "--consumers: fanout's and peers' K (default 1,10,100,1000,10000);\n"
+               "--client-threads: threads reading them (default by K: 1 up to 100, then 2-4);\n"
+               "--parts: which of peers' wake,fanout,throughput run (default all).\n"
                "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
                "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);
@@ -120,6 +124,17 @@ bool parse_flags(int argc, char** argv, Options& options, std::string& out_dir) 
       options.placements.clear();
       std::stringstream list(argv[++i]);
       for (std::string name; std::getline(list, name, ',');) options.placements.push_back(name);
+    } else if (arg == "--consumers" && has_value) {
+      std::stringstream list(argv[++i]);
+      for (std::string k; std::getline(list, k, ',');) {
+        options.consumers.push_back(static_cast<size_t>(std::max(1, std::atoi(k.c_str()))));
+      }
+    } else if (arg == "--client-threads" && has_value) {
+      options.client_threads = static_cast<size_t>(std::max(1, std::atoi(argv[++i])));
+    } else if (arg == "--parts" && has_value) {
+      options.parts.clear();
+      std::stringstream list(argv[++i]);
+      for (std::string name; std::getline(list, name, ',');) options.parts.push_back(name);
     } else if (arg == "--shards" && has_value) {
       options.shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else {

@@ -24,6 +24,12 @@ struct Options {
   // Where servers and client processes run in the processes mode (--placements): any of
   // unpinned, one-cpu, split.
   std::vector<std::string> placements = {"unpinned", "one-cpu", "split"};
+  // `fanout` and `peers`: the K values (--consumers); empty: the scenario's own list.
+  std::vector<size_t> consumers;
+  // `fanout` and `peers`: threads reading the consumers' replies (--client-threads); 0: by K.
+  size_t client_threads = 0;
+  // `peers`: which parts run (--parts): any of wake, fanout, throughput.
+  std::vector<std::string> parts = {"wake", "fanout", "throughput"};
 };
 
 }  // namespace hark::bench

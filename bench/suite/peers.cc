@@ -2,9 +2,10 @@
 // round trip as the floor. Each peer runs from its Debian package (bench/peers/setup.sh) on its
 // own loopback port with fresh temporary state, started and stopped by this scenario. Measured
 // the same way for all three (bench/peers/peer_measures.h): `wake` (1 ms gap, in alternating
-// blocks so load weighs on all alike), `fanout` (K = 1, 10, 100, 1000) and `throughput` (100 B
-// and 1 KB in batches). The notes give each peer's figures as ratios to hark's. With
+// blocks so load weighs on all alike), `fanout` (K = 1, 10, 100, 1000, 10 000; NATS to 1000)
+// and `throughput` (100 B and 1 KB in batches); --parts picks some of them. The notes give each peer's figures as ratios to hark's. With
 // --clients processes it measures the wake only, the way SDK clients see it (run_peers_processes).
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 
@@ -24,7 +25,7 @@ struct Peer {
   PeerProcess process;
   bool running = false;
   WakeResult (*wake)(const std::string&, pid_t, int, std::chrono::microseconds);
-  FanoutResult (*fanout)(const std::string&, pid_t, size_t, int);
+  FanoutResult (*fanout)(const std::string&, pid_t, size_t, int, size_t);
   ThroughputResult (*throughput)(const std::string&, pid_t, size_t, size_t, size_t);
 };
 
@@ -43,10 +44,10 @@ bool start_peer_server(const Options& options, PeerProcess& process, const std::
     const std::string p = std::to_string(port);
     std::vector<std::string> args =
         program == "redis-server"
-            ? std::vector<std::string>{path,        "--port",       p,     "--bind",
-                                       "127.0.0.1", "--save",       "",    "--dir",
-                                       dir,         "--daemonize",  "no",  "--protected-mode",
-                                       "no",        "--maxclients", "4096"}
+            ? std::vector<std::string>{path,        "--port",       p,      "--bind",
+                                       "127.0.0.1", "--save",       "",     "--dir",
+                                       dir,         "--daemonize",  "no",   "--protected-mode",
+                                       "no",        "--maxclients", "11000"}
             : std::vector<std::string>{path, "-js", "-a", "127.0.0.1", "-p", p, "-sd", dir};
     args.insert(args.end(), settings.begin(), settings.end());
     return args;
@@ -137,31 +138,34 @@ bool peers_wake(const Options& options, Report& report, const HarkServer& hark,
   return ok;
 }
 
-// Fan-out to K = 1 ... 1000 consumers, hark then each peer.
+// Fan-out to K = 1 ... 10 000 consumers, hark then each peer (NATS up to 1000: a durable
+// consumer each, created one by one).
 bool peers_fanout(const Options& options, Report& report, const HarkServer& hark,
                   Peer* const (&peers)[2]) {
   bool ok = true;
-  // fanout.
-  const std::vector<size_t> sizes =
-      options.smoke ? std::vector<size_t>{1, 10} : std::vector<size_t>{1, 10, 100, 1000};
-  for (const size_t k : sizes) {
-    const int rounds = options.smoke ? 3 : k >= 1000 ? 20 : k >= 100 ? 50 : 100;
+  for (const size_t k : fanout_sizes(options)) {
+    const int rounds = options.smoke ? 3 : k >= 1000 ? 10 : k >= 100 ? 50 : 100;
+    const size_t threads = fanout_client_threads(options, k);
     const std::string name = "fanout K=" + std::to_string(k);
     auto add = [&](const std::string& system, FanoutResult run) {
       ok = ok && !run.failed;
-      report.add(
-          {.system = system, .name = name + " first woken", .samples_us = std::move(run.first_us)});
+      report.add({.system = system, .name = name + " first woken", .samples_us = run.first_us});
       return report.add({.system = system,
                          .name = name + " last woken",
-                         .samples_us = std::move(run.last_us),
+                         .samples_us = run.last_us,
                          .server_cpu_us_per_op = run.server_cpu_us_per_woken,
-                         .notes = std::to_string(rounds) + " rounds; cpu per woken consumer"});
+                         .notes = fanout_notes(rounds, run)});
     };
-    const Row hark_row = add("hark", measure_hark_fanout(hark.address(), hark.pid(), k, rounds));
+    const Row hark_row =
+        add("hark", measure_hark_fanout(hark.address(), hark.pid(), k, rounds, threads));
     for (Peer* peer : peers) {
       if (!peer->running) continue;
-      const Row& row =
-          add(peer->system, peer->fanout(peer->process.address(), peer->process.pid(), k, rounds));
+      if (peer->system == "nats" && k > 1000) {
+        report.note(name + ": nats skipped (10 000 durable consumers take minutes to create)");
+        continue;
+      }
+      const Row& row = add(peer->system, peer->fanout(peer->process.address(),
+                                                      peer->process.pid(), k, rounds, threads));
       ratio_note(report, name + " last", hark_row, row, peer->system);
     }
   }
@@ -266,7 +270,7 @@ bool run_peers(const Options& options, Report& report) {
   if (options.client_processes) return run_peers_processes(options, report);
   bool ok = true;
   HarkServer hark;
-  if (!hark.start(options, 2048)) return false;
+  if (!hark.start(options, fanout_connections(options))) return false;
   Peer redis{.system = "redis",
              .wake = redis_wake,
              .fanout = redis_fanout,
@@ -277,9 +281,12 @@ bool run_peers(const Options& options, Report& report) {
   start_peer(options, nats, "nats-server", report, ok);
   Peer* const peers[2] = {&redis, &nats};
 
-  ok = peers_wake(options, report, hark, peers) && ok;
-  ok = peers_fanout(options, report, hark, peers) && ok;
-  ok = peers_throughput(options, report, hark, peers) && ok;
+  auto wanted = [&](const char* part) {
+    return std::find(options.parts.begin(), options.parts.end(), part) != options.parts.end();
+  };
+  if (wanted("wake")) ok = peers_wake(options, report, hark, peers) && ok;
+  if (wanted("fanout")) ok = peers_fanout(options, report, hark, peers) && ok;
+  if (wanted("throughput")) ok = peers_throughput(options, report, hark, peers) && ok;
   for (Peer* peer : peers) peer->process.stop();
   return hark.stop() && ok;
 }

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include "hark/bench/suite/fleet.h"
 #include "hark/bench/suite/options.h"
 #include "hark/bench/suite/report.h"
 
@@ -39,24 +40,51 @@ WakeResult measure_hark_wake(const std::string& address, pid_t pid, int count,
                              std::chrono::microseconds gap);
 
 // K consumers parked on one partition, one send per round: the first and the last woken of
-// each round, harkd's CPU per woken poll.
+// each round, harkd's CPU per woken poll, and what the client's reading threads cost (their
+// CPU per woken poll, and the busiest one's share of the round spent out of epoll_wait: near
+// 1 would make the client the bottleneck).
 struct FanoutResult {
   std::vector<double> first_us;
   std::vector<double> last_us;
   double server_cpu_us_per_woken = -1;
+  double client_cpu_us_per_woken = -1;
+  double client_busiest = -1;  // Mean over rounds of the busiest client thread's busy share.
+  size_t client_threads = 1;
   bool failed = false;
 };
+// `threads`: how many client threads read the replies (a FleetPool of that many fleets).
 FanoutResult measure_hark_fanout(const std::string& address, pid_t pid, size_t consumers,
-                                 int rounds);
+                                 int rounds, size_t threads);
+// How many threads read K consumers' replies: --client-threads, else 1 up to K = 100, then
+// one per 2500 consumers, between 2 and 4.
+size_t fanout_client_threads(const Options& options, size_t consumers);
+// The K values of `fanout` and `peers`: --consumers, else 1, 10, 100, 1000, 10 000 (smoke:
+// 1, 10).
+std::vector<size_t> fanout_sizes(const Options& options);
+// A server's connection limit for those K (the largest plus room for the producer and admin).
+uint32_t fanout_connections(const Options& options);
+// A fan-out round's replies per fleet of `pool`: one per link (the K polls, the send).
+std::vector<uint64_t> round_replies(const FleetPool& pool);
+// A fan-out row's notes: rounds, and the client's threads, CPU per woken and busiest thread.
+std::string fanout_notes(int rounds, const FanoutResult& run);
 // The rounds of a fan-out measurement (hark's or a peer's), added up.
 struct FanoutTally {
   FanoutResult result{.failed = true};  // Until finish().
   int64_t cpu_ns_total = 0;
+  int64_t client_cpu_ns_total = 0;
+  double client_busiest_total = 0;
   bool cpu_known = false;  // Whether the server's pid is known and every window was read.
   int rounds = 0;
-  // A round: the message's send time, each consumer's wake time, the server's CPU (-1: none).
+  // A round: the message's send time, each consumer's wake time, the server's CPU (-1: none)
+  // and the client pool that read it.
   void add_round(std::chrono::steady_clock::time_point sent,
-                 std::span<const std::chrono::steady_clock::time_point> woken, int64_t cpu_ns);
+                 std::span<const std::chrono::steady_clock::time_point> woken, int64_t cpu_ns,
+                 const FleetPool& client);
+  // The same, read by one Fleet's loop.
+  void add_round(std::chrono::steady_clock::time_point sent,
+                 std::span<const std::chrono::steady_clock::time_point> woken, int64_t cpu_ns,
+                 const Fleet& client);
+  void add_client(int64_t cpu_ns, double busiest, size_t threads);
   FanoutResult finish(size_t consumers);
 };
 
