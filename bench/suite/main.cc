@@ -45,6 +45,7 @@ void usage(FILE* out) {
                "                  [--durability write|interval|always|memory]\n"
                "                  [--clients threads|processes] [--placements LIST]\n"
                "                  [--consumers K,...] [--client-threads N] [--parts LIST]\n"
+               "                  [--peer-systems redis,nats]\n"
                "       hark-bench plot --json-dir DIR [--out DIR]\n"
                "Loopback only. Spawns its own harkd (default: the one next to hark-bench) on a\n"
                "free port with a temporary data directory, or measures --address (then without\n"
@@ -58,7 +59,8 @@ void usage(FILE* out) {
                "three).\n"
                "--consumers: fanout's and peers' K (default 1,10,100,1000,10000);\n"
                "--client-threads: threads reading them (default by K: 1 up to 100, then 2-4);\n"
-               "--parts: which of peers' wake,fanout,throughput run (default all).\n"
+               "--parts: which of peers' wake,fanout,throughput run (default all);\n"
+               "--peer-systems: which peers run next to hark (default redis,nats).\n"
                "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
                "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);
@@ -135,6 +137,10 @@ bool parse_flags(int argc, char** argv, Options& options, std::string& out_dir) 
       options.parts.clear();
       std::stringstream list(argv[++i]);
       for (std::string name; std::getline(list, name, ',');) options.parts.push_back(name);
+    } else if (arg == "--peer-systems" && has_value) {
+      options.peer_systems.clear();
+      std::stringstream list(argv[++i]);
+      for (std::string name; std::getline(list, name, ',');) options.peer_systems.push_back(name);
     } else if (arg == "--shards" && has_value) {
       options.shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else {

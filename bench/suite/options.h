@@ -30,6 +30,8 @@ struct Options {
   size_t client_threads = 0;
   // `peers`: which parts run (--parts): any of wake, fanout, throughput.
   std::vector<std::string> parts = {"wake", "fanout", "throughput"};
+  // `peers`: which peers run next to hark (--peer-systems): any of redis, nats.
+  std::vector<std::string> peer_systems = {"redis", "nats"};
 };
 
 }  // namespace hark::bench

@@ -3,7 +3,8 @@
 // own loopback port with fresh temporary state, started and stopped by this scenario. Measured
 // the same way for all three (bench/peers/peer_measures.h): `wake` (1 ms gap, in alternating
 // blocks so load weighs on all alike), `fanout` (K = 1, 10, 100, 1000, 10 000; NATS to 1000)
-// and `throughput` (100 B and 1 KB in batches); --parts picks some of them. The notes give each peer's figures as ratios to hark's. With
+// and `throughput` (100 B and 1 KB in batches); --parts picks some of them. The notes give each
+// peer's figures as ratios to hark's. With
 // --clients processes it measures the wake only, the way SDK clients see it (run_peers_processes).
 #include <algorithm>
 #include <cstdio>
@@ -164,8 +165,8 @@ bool peers_fanout(const Options& options, Report& report, const HarkServer& hark
         report.note(name + ": nats skipped (10 000 durable consumers take minutes to create)");
         continue;
       }
-      const Row& row = add(peer->system, peer->fanout(peer->process.address(),
-                                                      peer->process.pid(), k, rounds, threads));
+      const Row& row = add(peer->system, peer->fanout(peer->process.address(), peer->process.pid(),
+                                                      k, rounds, threads));
       ratio_note(report, name + " last", hark_row, row, peer->system);
     }
   }
@@ -277,16 +278,18 @@ bool run_peers(const Options& options, Report& report) {
              .throughput = redis_throughput};
   Peer nats{
       .system = "nats", .wake = nats_wake, .fanout = nats_fanout, .throughput = nats_throughput};
-  start_peer(options, redis, "redis-server", report, ok);
-  start_peer(options, nats, "nats-server", report, ok);
+  auto wanted = [](const std::vector<std::string>& list, const char* name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  if (wanted(options.peer_systems, "redis")) start_peer(options, redis, "redis-server", report, ok);
+  if (wanted(options.peer_systems, "nats")) start_peer(options, nats, "nats-server", report, ok);
   Peer* const peers[2] = {&redis, &nats};
 
-  auto wanted = [&](const char* part) {
-    return std::find(options.parts.begin(), options.parts.end(), part) != options.parts.end();
-  };
-  if (wanted("wake")) ok = peers_wake(options, report, hark, peers) && ok;
-  if (wanted("fanout")) ok = peers_fanout(options, report, hark, peers) && ok;
-  if (wanted("throughput")) ok = peers_throughput(options, report, hark, peers) && ok;
+  if (wanted(options.parts, "wake")) ok = peers_wake(options, report, hark, peers) && ok;
+  if (wanted(options.parts, "fanout")) ok = peers_fanout(options, report, hark, peers) && ok;
+  if (wanted(options.parts, "throughput")) {
+    ok = peers_throughput(options, report, hark, peers) && ok;
+  }
   for (Peer* peer : peers) peer->process.stop();
   return hark.stop() && ok;
 }

@@ -9,6 +9,7 @@
 #include "hark/bench/suite/hark_link.h"
 #include "hark/bench/suite/process_stats.h"
 #include "hark/bench/suite/scenarios.h"
+#include "hark/bench/suite/wire_ceiling.h"
 
 namespace hark::bench {
 
@@ -101,6 +102,53 @@ ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, 
   return result;
 }
 
+// Loopback's own ceilings in this run, next to the broker's figures: iperf3 (when installed),
+// the bench's own blast of 128 KB writes, and a plain relay moving `relay_bytes` in writes of
+// `batch_bytes` (producer -> relay -> consumer). The notes read hark's best MB/s against them.
+struct WireCeiling {
+  double iperf3 = -1;
+  double blast = -1;
+  double relay = -1;
+};
+
+WireCeiling measure_wire_ceiling(const Options& options, Report& report, size_t batch_bytes,
+                                 size_t relay_bytes) {
+  WireCeiling ceiling;
+  ceiling.iperf3 = iperf3_mb_per_s(options.smoke ? 1 : 5);
+  ceiling.blast =
+      loopback_blast_mb_per_s(128 * 1024, std::chrono::milliseconds(options.smoke ? 200 : 2000));
+  ceiling.relay = relay_mb_per_s(batch_bytes, relay_bytes);
+  if (ceiling.iperf3 > 0) {
+    report.add({.system = "tcp",
+                .name = "iperf3 -c 127.0.0.1 -l 128K",
+                .mb_per_s = ceiling.iperf3,
+                .notes = "loopback TCP, one stream"});
+  } else {
+    report.note("iperf3: not installed or failed; the blast row stands in for it");
+  }
+  report.add({.system = "tcp",
+              .name = "blast, 128 KB writes",
+              .mb_per_s = ceiling.blast,
+              .notes = "loopback TCP, one stream, hark-bench's own"});
+  report.add({.system = "tcp",
+              .name = "relay, " + std::to_string(batch_bytes / 1024) + " KB writes",
+              .mb_per_s = ceiling.relay,
+              .notes = "producer -> relay -> consumer: the practical ceiling"});
+  return ceiling;
+}
+
+void ceiling_notes(Report& report, const WireCeiling& ceiling, const std::string& what,
+                   double mb_per_s) {
+  const double wire = ceiling.iperf3 > 0 ? ceiling.iperf3 : ceiling.blast;
+  if (wire <= 0 || mb_per_s <= 0) return;
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "%s: %.0f MB/s = %.2f x %s (%.0f MB/s; 0.5 is the ceiling), %.2f x the relay",
+                what.c_str(), mb_per_s, mb_per_s / wire, ceiling.iperf3 > 0 ? "iperf3" : "blast",
+                wire, ceiling.relay > 0 ? mb_per_s / ceiling.relay : 0.0);
+  report.note(line);
+}
+
 bool run_throughput(const Options& options, Report& report) {
   HarkServer server;
   if (!server.start(options)) return false;
@@ -112,12 +160,16 @@ bool run_throughput(const Options& options, Report& report) {
   };
   const Case cases[] = {{100, options.smoke ? 2000u : 1'000'000u, 1000},
                         {1000, options.smoke ? 1000u : 300'000u, 100}};
+  const WireCeiling ceiling =
+      measure_wire_ceiling(options, report, 100 * 1000, cases[1].size * cases[1].count);
   for (const Case& c : cases) {
     ThroughputResult run =
         measure_hark_throughput(server.address(), server.pid(), c.size, c.count, c.batch);
     ok = ok && !run.failed;
-    report.add({.name = std::to_string(c.size) + " B x " + std::to_string(c.count) + ", batch " +
-                        std::to_string(c.batch),
+    const std::string name = std::to_string(c.size) + " B x " + std::to_string(c.count) +
+                             ", batch " + std::to_string(c.batch);
+    ceiling_notes(report, ceiling, "hark " + name, run.mb_per_s);
+    report.add({.name = name,
                 .samples_us = std::move(run.latency_us),
                 .msgs_per_s = run.msgs_per_s,
                 .mb_per_s = run.mb_per_s,
