@@ -29,13 +29,19 @@ void Sender::submit() {
   message_ = msghdr{};
   message_.msg_iov = vectors_ + first_;
   message_.msg_iovlen = count_ - first_;
+  // The first try never waits, so it needs no timer; what it leaves is sent waiting.
+  waiting_ = submissions_ > 0;
   submissions_++;
-  Submission submission = ring_.sendmsg(fd_, &message_, *this);
-  if (stall_timeout_ > Duration(0)) submission.with_timeout(stall_timeout_);
+  Submission submission = ring_.sendmsg(fd_, &message_, *this, waiting_ ? 0 : MSG_DONTWAIT);
+  if (waiting_ && stall_timeout_ > Duration(0)) submission.with_timeout(stall_timeout_);
 }
 
 void Sender::complete(int32_t result, uint32_t /*flags*/) {
   HARK_ASSERT(busy());
+  if (result == -EAGAIN && !waiting_) {
+    submit();  // The socket was full: wait for room, under the stall timeout.
+    return;
+  }
   SendDone& done = *done_;
   if (result <= 0) {
     // 0 bytes for a non-empty message on a stream socket only happens when it is shut down.
@@ -55,14 +61,17 @@ void Sender::complete(int32_t result, uint32_t /*flags*/) {
     done.send_done(total_);
     return;
   }
+  resubmit_rest(static_cast<size_t>(result));
+}
+
+void Sender::resubmit_rest(size_t written) {
   // A short send: skip what went out and resubmit the rest.
-  auto remaining = static_cast<size_t>(result);
-  while (remaining >= vectors_[first_].iov_len) {
-    remaining -= vectors_[first_].iov_len;
+  while (written >= vectors_[first_].iov_len) {
+    written -= vectors_[first_].iov_len;
     first_++;
   }
-  vectors_[first_].iov_base = static_cast<std::byte*>(vectors_[first_].iov_base) + remaining;
-  vectors_[first_].iov_len -= remaining;
+  vectors_[first_].iov_base = static_cast<std::byte*>(vectors_[first_].iov_base) + written;
+  vectors_[first_].iov_len -= written;
   submit();
 }
 

@@ -29,10 +29,13 @@ class SendDone {
 // Writes one message made of up to `parts_max` byte ranges (a response header and the stored
 // message bytes, say) to a stream socket with sendmsg, resubmitting the rest after a short
 // send until every byte is written, then reports once. A connection embeds one per response
-// in flight. With a stall timeout, each sendmsg carries a linked timeout: a peer that takes
-// nothing for that long (a client that never reads) fails the message instead of holding it
-// forever; a slow reader that keeps taking bytes is not cut off. Owned by one shard; the parts
-// must stay valid until send_done() runs.
+// in flight. The first sendmsg of a message does not wait (MSG_DONTWAIT) and carries no timer:
+// a message the socket takes whole, the common case, costs one submission and no timeout to
+// arm and cancel (a commit waking thousands of polls answers each this way). Only the rest of a
+// message the socket did not take is sent waiting, and with a stall timeout each such sendmsg
+// carries a linked timeout: a peer that takes nothing for that long (a client that never
+// reads) fails the message instead of holding it forever; a slow reader that keeps taking
+// bytes is not cut off. Owned by one shard; the parts must stay valid until send_done() runs.
 class Sender final : public Completion {
  public:
   static constexpr size_t parts_max = 8;
@@ -53,6 +56,7 @@ class Sender final : public Completion {
 
  private:
   void submit();
+  void resubmit_rest(size_t written);
 
   Ring& ring_;
   Duration stall_timeout_;
@@ -65,6 +69,7 @@ class Sender final : public Completion {
   uint64_t total_ = 0;
   uint64_t sent_ = 0;
   uint32_t submissions_ = 0;
+  bool waiting_ = false;  // The submission in flight waits for room (and has the timeout).
 };
 
 }  // namespace hark::io

@@ -78,8 +78,8 @@ void FanoutTally::add_client(int64_t cpu_ns, double busiest, size_t threads) {
 }
 
 FanoutResult FanoutTally::finish(size_t consumers) {
-  const double per_woken = 1e3 * static_cast<double>(std::max(rounds, 1)) *
-                           static_cast<double>(consumers);
+  const double per_woken =
+      1e3 * static_cast<double>(std::max(rounds, 1)) * static_cast<double>(consumers);
   if (cpu_known && rounds > 0) {
     result.server_cpu_us_per_woken = static_cast<double>(cpu_ns_total) / per_woken;
   }
@@ -178,8 +178,7 @@ std::string fanout_notes(int rounds, const FanoutResult& run) {
   std::snprintf(line, sizeof line,
                 "%d rounds; cpu per woken; client: %zu threads, %.2f µs cpu per woken, busiest "
                 "thread busy %.0f %% of the round",
-                rounds, run.client_threads, run.client_cpu_us_per_woken,
-                run.client_busiest * 100);
+                rounds, run.client_threads, run.client_cpu_us_per_woken, run.client_busiest * 100);
   return line;
 }
 

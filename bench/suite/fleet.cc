@@ -3,12 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-
-#include <atomic>
 #include <thread>
 
 #include <sys/epoll.h>
@@ -190,7 +189,8 @@ Fleet::Ended Fleet::serve(const std::function<bool()>& done, SteadyClock::time_p
 FleetPool::FleetPool(ReplyParser& parser, size_t links, size_t fleets) {
   fleets = std::clamp<size_t>(fleets, 1, std::max<size_t>(links, 1));
   for (size_t f = 0; f <= fleets; f++) firsts_.push_back(links * f / fleets);
-  for (size_t f = 0; f < fleets; f++) fleets_.push_back(std::make_unique<Fleet>(parser, firsts_[f]));
+  for (size_t f = 0; f < fleets; f++)
+    fleets_.push_back(std::make_unique<Fleet>(parser, firsts_[f]));
 }
 
 size_t FleetPool::fleet_of(size_t link) const {
