@@ -145,9 +145,9 @@ Submission Ring::send(int fd, std::span<const std::byte> bytes, Completion& comp
   return {*this, sqe};
 }
 
-Submission Ring::sendmsg(int fd, const msghdr* message, Completion& completion) {
+Submission Ring::sendmsg(int fd, const msghdr* message, Completion& completion, int flags) {
   io_uring_sqe* sqe = prepare(completion);
-  io_uring_prep_sendmsg(sqe, fd, message, MSG_NOSIGNAL);
+  io_uring_prep_sendmsg(sqe, fd, message, static_cast<unsigned>(MSG_NOSIGNAL | flags));
   return {*this, sqe};
 }
 

@@ -74,7 +74,9 @@ class Ring {
   Submission recv_multishot(int fd, uint16_t group, Completion& completion);
   // `bytes` must stay valid until the completion runs. May complete short: see io/sender.h.
   Submission send(int fd, std::span<const std::byte> bytes, Completion& completion);
-  Submission sendmsg(int fd, const msghdr* message, Completion& completion);
+  // `flags` are added to MSG_NOSIGNAL. With MSG_DONTWAIT a send the socket cannot take at once
+  // completes with -EAGAIN instead of waiting for room.
+  Submission sendmsg(int fd, const msghdr* message, Completion& completion, int flags = 0);
   Submission connect(int fd, const sockaddr* address, socklen_t length, Completion& completion);
   Submission read(int fd, std::span<std::byte> bytes, uint64_t offset, Completion& completion);
   Submission write(int fd, std::span<const std::byte> bytes, uint64_t offset,

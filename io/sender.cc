@@ -30,13 +30,23 @@ void Sender::submit() {
   message_.msg_iov = vectors_ + first_;
   message_.msg_iovlen = count_ - first_;
   submissions_++;
-  Submission submission = ring_.sendmsg(fd_, &message_, *this);
-  if (stall_timeout_ > Duration(0)) submission.with_timeout(stall_timeout_);
+  // The first sendmsg of a message tries without waiting and without a timer: a socket with
+  // room (an answer or an acknowledgement, usually) takes it inline, and no linked timeout is
+  // armed and cancelled for it (two SQEs, an hrtimer and a CQE less per message). A send that
+  // has to wait for the peer (-EAGAIN, or the rest after a short send) waits with the stall
+  // timeout.
+  const bool first = submissions_ == 1;
+  Submission submission = ring_.sendmsg(fd_, &message_, *this, first ? MSG_DONTWAIT : 0);
+  if (!first && stall_timeout_ > Duration(0)) submission.with_timeout(stall_timeout_);
 }
 
 void Sender::complete(int32_t result, uint32_t /*flags*/) {
   HARK_ASSERT(busy());
   SendDone& done = *done_;
+  if (result == -EAGAIN && submissions_ == 1) {
+    submit();  // The socket was full: wait for room, now with the stall timeout.
+    return;
+  }
   if (result <= 0) {
     // 0 bytes for a non-empty message on a stream socket only happens when it is shut down.
     done_ = nullptr;

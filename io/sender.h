@@ -29,9 +29,11 @@ class SendDone {
 // Writes one message made of up to `parts_max` byte ranges (a response header and the stored
 // message bytes, say) to a stream socket with sendmsg, resubmitting the rest after a short
 // send until every byte is written, then reports once. A connection embeds one per response
-// in flight. With a stall timeout, each sendmsg carries a linked timeout: a peer that takes
-// nothing for that long (a client that never reads) fails the message instead of holding it
-// forever; a slow reader that keeps taking bytes is not cut off. Owned by one shard; the parts
+// in flight. The first sendmsg of a message does not wait (MSG_DONTWAIT): it takes what the
+// socket has room for at once. Every later one (after -EAGAIN or a short send) waits, and with
+// a stall timeout carries a linked timeout: a peer that takes nothing for that long (a client
+// that never reads) fails the message instead of holding it forever; a slow reader that keeps
+// taking bytes is not cut off. Owned by one shard; the parts
 // must stay valid until send_done() runs.
 class Sender final : public Completion {
  public:

@@ -1,6 +1,7 @@
 // Covers io::Sender against real loopback sockets: a message in several parts larger than the
 // socket buffer is written whole and in order through short sends, and a peer that goes away
-// is reported as Disconnected once.
+// is reported as Disconnected once; a message the socket takes at once goes in one submission
+// and a peer that never reads fails the rest after the stall timeout.
 #include "hark/io/sender.h"
 
 #include <unistd.h>
@@ -62,6 +63,33 @@ TEST(Sender, WritesAWholeMultiPartMessageThroughShortSends) {
   EXPECT_GT(sender.submissions(), 1u) << "the short-send path was not exercised";
   EXPECT_EQ(received, parts_text[0] + parts_text[1] + parts_text[2]);
   EXPECT_FALSE(sender.busy());
+  ::close(pair[0]);
+  ::close(pair[1]);
+}
+
+TEST(Sender, AMessageTheSocketTakesAtOnceArmsNoTimerAndANonReaderStallsOut) {
+  auto ring = std::move(Ring::create(RingOptions{})).value();
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  const std::string small_text = "answer";
+  const std::span<const std::byte> small = std::as_bytes(std::span(small_text));
+  Sender sender(*ring, 50ms);
+  Done done;
+  sender.send(pair[0], {&small, 1}, done);
+  for (int i = 0; i < 1000 && done.calls == 0; i++) ring->run(10ms);
+  ASSERT_EQ(done.calls, 1);
+  EXPECT_EQ(done.bytes, small_text.size());
+  EXPECT_EQ(sender.submissions(), 1u);
+  // Now the peer never reads: the socket fills, the first send takes part (or -EAGAIN), the
+  // rest waits with the stall timeout and fails the message instead of hanging.
+  const std::string big_text(8 << 20, 'b');
+  const std::span<const std::byte> big = std::as_bytes(std::span(big_text));
+  Done stalled;
+  sender.send(pair[0], {&big, 1}, stalled);
+  for (int i = 0; i < 1000 && stalled.calls == 0; i++) ring->run(10ms);
+  ASSERT_EQ(stalled.calls, 1);
+  EXPECT_EQ(stalled.result, Error::task_timeout);
+  EXPECT_GT(sender.submissions(), 1u);
   ::close(pair[0]);
   ::close(pair[1]);
 }
