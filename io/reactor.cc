@@ -70,6 +70,15 @@ void Reactor::post(ShardId target, Task& task) {
   }
 }
 
+void Reactor::post_after_submit(Task& task) {
+  if (later_.first == nullptr) {
+    later_.first = later_.last = &task;
+  } else {
+    Inbox::link(*later_.last, task);
+    later_.last = &task;
+  }
+}
+
 void Reactor::post_from_outside(Task& task) {
   inbox_.push(task);
   gate_->notify();
@@ -129,6 +138,13 @@ size_t Reactor::run_inbox() {
   return count;
 }
 
+size_t Reactor::run_after_submit(Outbox later) {
+  if (later.first == nullptr) return 0;
+  if (ring_->submit() > 0) counters_.early_submits++;
+  inbox_.push_chain(*later.first, *later.last);
+  return run_inbox();
+}
+
 size_t Reactor::run_once(bool block) {
   counters_.iterations++;
   size_t handled = 0;
@@ -142,13 +158,21 @@ size_t Reactor::run_once(bool block) {
   // their answers go out with this iteration's submissions rather than one kernel round trip
   // later. Only those: work other shards push meanwhile waits for the next iteration, as
   // before. Bounded, so a task that keeps posting to its own shard cannot starve the ring.
+  // Tasks posted with post_after_submit() in one pass run in the next, after its inbox and
+  // after the ring took what that queued.
   for (int pass = 0; pass < passes_max; pass++) {
     posted_to_self_ = false;
     handled += run_inbox();
+    handled += run_after_submit(std::exchange(later_, Outbox{}));
     handled += timers_.advance(clock_.monotonic_now());
     if (hook_ != nullptr) hook_->on_iteration_end();
     flush_outboxes();
-    if (!posted_to_self_) break;
+    if (!posted_to_self_ && later_.first == nullptr) break;
+  }
+  // Out of passes: what is left runs first thing next iteration (a pending inbox never sleeps).
+  if (later_.first != nullptr) {
+    inbox_.push_chain(*later_.first, *later_.last);
+    later_ = Outbox{};
   }
   return handled;
 }

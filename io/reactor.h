@@ -47,6 +47,9 @@ struct ReactorCounters {
   uint64_t sleeps = 0;  // Times the shard blocked in the kernel.
   uint64_t tasks_run = 0;
   uint64_t wakes_sent = 0;  // eventfd writes this shard made to wake others.
+  // Times the ring was entered in mid-iteration to send what was queued before the tasks of
+  // post_after_submit() ran.
+  uint64_t early_submits = 0;
 };
 
 // One shard's event loop: its io_uring, timer wheel, Inbox and SleepGate. Created on the shard
@@ -75,6 +78,13 @@ class Reactor {
   // pushed with one exchange and at most one eventfd write at the end of this iteration.
   // A task for this shard itself runs in a further pass of the current iteration (run_once).
   void post(ShardId target, Task& task);
+
+  // From this shard: runs `task` on this shard in the next pass of this iteration, after the
+  // tasks already posted to this shard, and only once what they queued on the ring has been
+  // handed to the kernel (Ring::submit). The wait path acknowledges appends through it, so a
+  // woken consumer's answer is sent in an io_uring_enter of its own, before its producer's
+  // acknowledgement is even built (docs/long-polling.md).
+  void post_after_submit(Task& task);
 
   // Pushes what post() has queued so far now, instead of at the end of the iteration. For
   // long batches whose first items should not wait for the last (the wait path flushes its
@@ -120,6 +130,7 @@ class Reactor {
   bool work_pending() const;
   size_t wait_for_work();
   size_t run_inbox();
+  size_t run_after_submit(Outbox later);
   void flush_outboxes();
 
   ShardId id_;
@@ -132,6 +143,7 @@ class Reactor {
   GateRead gate_read_;
   std::vector<Reactor*> peers_;
   std::vector<Outbox> outboxes_;
+  Outbox later_;  // post_after_submit(): for the next pass.
   IterationHook* hook_ = nullptr;
   ReactorCounters counters_;
   bool posted_to_self_ = false;  // During the current pass of run_once().

@@ -228,6 +228,15 @@ void Ring::cancel(Completion& completion) {
   io_uring_sqe_set_data64(sqe, 0);
 }
 
+int Ring::submit() {
+  if (io_uring_sq_ready(&ring_) == 0) return 0;
+  const int submitted = io_uring_submit(&ring_);
+  // As in run(): a backed-up CQ (-EBUSY/-EAGAIN) is relieved by the next run()'s dispatch,
+  // which submits what is still queued.
+  HARK_ASSERT(submitted >= 0 || submitted == -EINTR || submitted == -EBUSY || submitted == -EAGAIN);
+  return submitted > 0 ? submitted : 0;
+}
+
 bool Ring::completions_ready() const {
   return io_uring_cq_ready(const_cast<io_uring*>(&ring_)) > 0;
 }

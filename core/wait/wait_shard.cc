@@ -280,8 +280,8 @@ void WaitShard::on_iteration_end() {
     counters_.woken += point->settle([this](Registration& r) { hand_back(r); });
   }
   dirty_.clear();
-  // Behind the hand-backs to this shard in the same outbox, so they run after them.
-  for (io::Task* task : after_settle_) reactor_.post(reactor_.id(), *task);
+  // After the hand-backs to this shard, and after the ring took the answers they queue.
+  for (io::Task* task : after_settle_) reactor_.post_after_submit(*task);
   after_settle_.clear();
   hand_backs_unflushed_ = 0;  // The reactor flushes the rest right after this hook.
   flush_chunk_ = first_flush_chunk;

@@ -144,9 +144,10 @@ class WaitShard final : public io::IterationHook {
   // Owner. Shutdown: aborts every poll parked on any adopted point.
   void abort_all(AbortReason reason);
   // Owner. Runs `task` on this shard once this iteration's commits are settled, after the
-  // polls they woke were handed back. Appends acknowledge through it, so a parked consumer's
-  // answer leaves before its producer's acknowledgement (both go out in the same batch of
-  // submissions; the wake-up is the latency that counts).
+  // polls they woke were handed back and what their answers queued on the ring was submitted
+  // (io::Reactor::post_after_submit). Appends acknowledge through it, so a parked consumer's
+  // answer leaves in an io_uring_enter of its own, before its producer's acknowledgement is
+  // built: the wake-up is the latency that counts.
   void after_settle(io::Task& task);
 
   const WaitCounters& counters() const { return counters_; }

@@ -1,8 +1,9 @@
 // Covers the wait machinery on one shard, stepped by hand with a manual clock (no sleeping):
 // every rule of docs/long-polling.md that lives in core/wait — wake on commit, timeout at the
 // deadline, register-then-recheck, purge and delete aborts, cancel without an answer,
-// multi-partition first-commit-wins, min_messages, pool limits, zombie sweeps, and every Wait
-// back in its pool exactly once (the WaitShard destructor asserts it).
+// multi-partition first-commit-wins, min_messages, pool limits, zombie sweeps, an append's
+// acknowledgement only after the woken poll's answer was submitted, and every Wait back in its
+// pool exactly once (the WaitShard destructor asserts it).
 #include "hark/core/wait/wait_shard.h"
 
 #include <memory>
@@ -82,6 +83,43 @@ TEST_F(WaitShardTest, ACommitWakesTheParkedPollWithItsPartition) {
   EXPECT_EQ(client_.outcomes[0].winner, &a_);
   EXPECT_EQ(shard_->counters().woken, 1u);
   EXPECT_EQ(shard_->waits_free(), 4u);
+}
+
+// A client that answers a woken poll by queueing a send on the ring (a nop stands in for it),
+// and an acknowledgement that notes whether that answer was already handed to the kernel.
+struct AnsweringClient final : WaitClient, io::Completion {
+  void on_wait_done(Wait& /*wait*/, WaitState /*state*/, Registration* /*winner*/) override {
+    reactor->ring().nop(*this);
+    order.push_back('w');
+  }
+  void complete(int32_t /*result*/, uint32_t /*flags*/) override {}
+  io::Reactor* reactor = nullptr;
+  std::vector<char> order;
+};
+
+struct Acknowledgement final : io::Task {
+  void run() override {
+    client->order.push_back('a');
+    early_submits = client->reactor->counters().early_submits;
+  }
+  AnsweringClient* client = nullptr;
+  uint64_t early_submits = 0;
+};
+
+TEST_F(WaitShardTest, AnAcknowledgementAfterSettleRunsOnceTheWokenPollsAnswerWasSubmitted) {
+  AnsweringClient answering;
+  answering.reactor = reactor_.get();
+  std::vector<Watch> watches = {watch(a_, 0)};
+  ASSERT_TRUE(shard_->park(watches, clock_.monotonic_now() + 5s, answering, 1).ok());
+  step();
+  Acknowledgement ack;
+  ack.client = &answering;
+  shard_->publish(a_, 1);
+  shard_->after_settle(ack);
+  reactor_->run_once(false);  // The commit's iteration: wake, answer, then the acknowledgement.
+  EXPECT_EQ(answering.order, (std::vector<char>{'w', 'a'}));
+  EXPECT_EQ(ack.early_submits, 1u) << "the answer was not submitted before the acknowledgement";
+  step();  // The nop's completion.
 }
 
 TEST_F(WaitShardTest, ACommitBelowWantWakesNobody) {

@@ -1,14 +1,20 @@
 // Covers the Reactor and ShardGroup: stepping a shard with run_once(false) and a manual clock
 // (timers fire on the step after their deadline, no sleeping), tasks posted from outside and
-// between shards, one eventfd write per target per iteration, and clean start/stop.
+// between shards, one eventfd write per target per iteration, tasks that run only once the ring
+// took what the tasks before them queued, and clean start/stop.
 #include "hark/io/reactor.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include "hark/io/shard_group.h"
+#include "hark/tests/io/recorder.h"
 #include "hark/tests/support/wait_until.h"
 
 namespace hark::io {
@@ -72,8 +78,8 @@ TEST(Reactor, AThreadBlockedInTheKernelIsWokenByAPost) {
   std::atomic<bool> started{false};
   std::thread poster([&] {
     while (!started.load()) std::this_thread::yield();
-    EXPECT_TRUE(
-        test::wait_until([&] { return reactor->gate().state() == SleepGate::State::sleeping; }));
+    EXPECT_TRUE(hark::test::wait_until(
+        [&] { return reactor->gate().state() == SleepGate::State::sleeping; }));
     // Not a wait for a signal: the shard must stay asleep this long, and the iterations it
     // counts meanwhile are the test (a spurious wake-up makes thousands).
     std::this_thread::sleep_for(20ms);
@@ -86,6 +92,76 @@ TEST(Reactor, AThreadBlockedInTheKernelIsWokenByAPost) {
   EXPECT_GE(reactor->gate().eventfd_writes(), 1u);
   // It slept through the 20 ms instead of spinning: a handful of iterations, not thousands.
   EXPECT_LE(reactor->counters().iterations, 5u);
+}
+
+// Queues one byte's send on the reactor's ring (an answer, as a woken poll's hand-back does).
+struct QueueSend final : Task {
+  void run() override {
+    reactor->ring().send(fd, std::as_bytes(std::span("x", 1)), sent);
+    order->push_back('s');
+  }
+  Reactor* reactor = nullptr;
+  int fd = -1;
+  test::Recorder sent;
+  std::vector<char>* order = nullptr;
+};
+
+// Looks, without waiting, whether the byte reached the peer socket (an acknowledgement).
+struct CheckArrived final : Task {
+  void run() override {
+    char byte = 0;
+    arrived = ::recv(fd, &byte, 1, MSG_DONTWAIT) == 1;
+    order->push_back('c');
+  }
+  int fd = -1;
+  bool arrived = false;
+  std::vector<char>* order = nullptr;
+};
+
+// From outside the loop: posts `check` after submit first, then `send` to this shard, as the
+// wait path posts an append's acknowledgement and a woken poll's hand-back in one hook.
+struct PostBoth final : Task {
+  void run() override {
+    reactor->post_after_submit(*check);
+    reactor->post(reactor->id(), *send);
+  }
+  Reactor* reactor = nullptr;
+  CheckArrived* check = nullptr;
+  QueueSend* send = nullptr;
+};
+
+TEST(Reactor, ATaskPostedAfterSubmitRunsOnceWhatTheTasksBeforeItQueuedWasSent) {
+  auto reactor = std::move(Reactor::create(ShardId(0), ReactorOptions{})).value();
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  std::vector<char> order;
+  QueueSend send;
+  send.reactor = reactor.get();
+  send.fd = fds[0];
+  send.order = &order;
+  CheckArrived check;
+  check.fd = fds[1];
+  check.order = &order;
+  PostBoth post;
+  post.reactor = reactor.get();
+  post.check = &check;
+  post.send = &send;
+  reactor->post_from_outside(post);
+  reactor->run_once(true);  // One iteration: both run in it.
+  EXPECT_EQ(order, (std::vector<char>{'s', 'c'}));
+  // Sent before the check ran: the ring was entered in mid-iteration, not at its next run.
+  EXPECT_TRUE(check.arrived);
+  EXPECT_EQ(reactor->counters().early_submits, 1u);
+  // With nothing queued, a task after submit does not enter the kernel.
+  order.clear();
+  reactor->post_after_submit(check);
+  reactor->run_once(false);
+  EXPECT_EQ(order, (std::vector<char>{'c'}));
+  EXPECT_EQ(reactor->counters().early_submits, 1u);
+  test::run_until(reactor->ring(), send.sent, 1);
+  EXPECT_EQ(send.sent.results[0], 1);
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 // Posts `count` tasks from shard 0 to shard 1 within one iteration.
@@ -106,10 +182,10 @@ TEST(ShardGroup, CrossShardPostsAreBatchedIntoOneWake) {
   const auto asleep = [&](uint32_t shard) {
     return group->shard(ShardId(shard)).gate().state() == SleepGate::State::sleeping;
   };
-  EXPECT_TRUE(test::wait_until([&] { return asleep(0) && asleep(1); }));
+  EXPECT_TRUE(hark::test::wait_until([&] { return asleep(0) && asleep(1); }));
   const uint64_t writes_before = group->shard(ShardId(1)).gate().eventfd_writes();
   group->post(ShardId(0), fanout);
-  test::wait_until([&] {
+  hark::test::wait_until([&] {
     bool all = true;
     for (CountingTask& task : targets) all = all && task.runs.load() == 1;
     return all;
