@@ -171,6 +171,14 @@ Submission Ring::write(int fd, std::span<const std::byte> bytes, uint64_t offset
   return {*this, sqe};
 }
 
+Submission Ring::write_dsync(int fd, std::span<const std::byte> bytes, uint64_t offset,
+                             Completion& completion) {
+  io_uring_sqe* sqe = prepare(completion);
+  io_uring_prep_write(sqe, fd, bytes.data(), static_cast<unsigned>(bytes.size()), offset);
+  sqe->rw_flags = RWF_DSYNC;
+  return {*this, sqe};
+}
+
 Submission Ring::writev(int fd, const iovec* vectors, uint32_t count, uint64_t offset,
                         Completion& completion) {
   io_uring_sqe* sqe = prepare(completion);

@@ -79,6 +79,11 @@ class Ring {
   Submission read(int fd, std::span<std::byte> bytes, uint64_t offset, Completion& completion);
   Submission write(int fd, std::span<const std::byte> bytes, uint64_t offset,
                    Completion& completion);
+  // A write that completes once its bytes are on stable storage (RWF_DSYNC): on an O_DIRECT
+  // file overwriting allocated, written blocks, one device write with no journal commit and no
+  // io-wq worker (docs/storage-format.md §How a commit reaches the disk).
+  Submission write_dsync(int fd, std::span<const std::byte> bytes, uint64_t offset,
+                         Completion& completion);
   Submission writev(int fd, const iovec* vectors, uint32_t count, uint64_t offset,
                     Completion& completion);
   Submission fsync(int fd, Completion& completion);
