@@ -31,8 +31,9 @@ namespace hark::storage::internal {
 // synced position (the kernel may have dropped the dirty pages) as far as the bytes are still in
 // memory.
 //
-// Under `always` the data is written with durable writes (DiskFile::write_durable: O_DIRECT +
-// RWF_DSYNC, one operation that is the commit) of whole direct_block_bytes blocks, from the
+// Under `always` the data is written with durable writes (DiskFile::write_durable: an O_DIRECT
+// write linked to an fdatasync, one operation that is the commit) of whole direct_block_bytes
+// blocks, from the
 // block holding the first unwritten byte (so the partial tail block is rewritten in place,
 // its acknowledged bytes unchanged) to the end of the chunk slot, the bytes past the data
 // zeroed; then index entries. Durable writes go into the pre-written region of the .log

@@ -79,7 +79,7 @@ TEST(DurabilityAlways, BatchCommitsOnlyAfterItsDurableWriteIntoAPreWrittenRegion
   const std::string log_path =
       harness.options.directory + "/" + segment_file_name(Offset(0), ".log");
   EXPECT_EQ(harness.disk.bytes(log_path).size(), (1u << 20) + direct_block_bytes);
-  harness.disk.drive();  // The durable write: the commit, with no fdatasync of its own.
+  harness.disk.drive();  // The durable write (write + fdatasync, one operation): the commit.
   EXPECT_EQ(harness.disk.datasyncs_count(), 1u);
   EXPECT_EQ(done.calls, 1);
   EXPECT_EQ(done.error, Error::ok);
@@ -103,9 +103,9 @@ TEST(DurabilityAlways, AppendsDuringADurableWriteShareTheNextOne) {
     EXPECT_EQ(collector.error, Error::ok);
   }
   EXPECT_EQ(log.next_offset(), Offset(producers));
-  // One durable write for the first, one for the 15 that arrived during it; one fdatasync, of
-  // the pre-written zeros (none for the index, which is synced when the segment seals or on an
-  // explicit flush).
+  // One durable write for the first, one for the 15 that arrived during it; one separate
+  // fdatasync, of the pre-written zeros (none for the index, which is synced when the segment
+  // seals or on an explicit flush).
   EXPECT_EQ(harness.disk.durable_writes_count(), 2u);
   EXPECT_EQ(harness.disk.datasyncs_count(), 1u);
 }
