@@ -213,28 +213,36 @@ bool LogWriter::load_lead(Segment& segment, ChunkSlot& slot, uint64_t from) {
   return false;
 }
 
+uint64_t LogWriter::prepare_cap(const Segment& segment) const {
+  return std::min(block_ceil(options_.segment_bytes_max), segment.zeros_limit);
+}
+
 void LogWriter::start_prepare(Segment& segment, uint64_t needed) {
-  const uint64_t cap = block_ceil(options_.segment_bytes_max);
-  const uint64_t target = std::max(needed, std::min(needed + prepare_ahead_bytes, cap));
+  const uint64_t target =
+      std::max(needed, std::min(needed + prepare_ahead_bytes, prepare_cap(segment)));
   const uint64_t zero_from =
       std::max({segment.zeroed_bytes, segment.prepared_bytes, segment.written_bytes});
   if (zero_from >= target) {
     start_sync(segment, OpKind::sync_zeros);
     return;
   }
-  const size_t length = static_cast<size_t>(std::min<uint64_t>(target - zero_from, zeros_bytes));
+  // Up to `needed` first, then the reserve ahead, so a write that fails is one or the other.
+  const uint64_t stop = zero_from < needed ? needed : target;
+  const size_t length = static_cast<size_t>(std::min<uint64_t>(stop - zero_from, zeros_bytes));
   in_flight_ = InFlight{.kind = OpKind::write_zeros,
                         .segment = &segment,
                         .file = segment.log_file.copy(),
-                        .until = zero_from};
+                        .until = zero_from,
+                        .end = needed};
   in_flight_.file->write(std::span(zeros).first(length), zero_from, *this);
 }
 
 bool LogWriter::prepare_ahead(Segment& segment) {
   if (!always() || segment.sealed || draining_ || failure_ != Error::ok) return false;
   const uint64_t needed = block_ceil(segment.size_bytes);
-  const uint64_t cap = block_ceil(options_.segment_bytes_max);
-  if (segment.prepared_bytes >= std::min(needed + prepare_ahead_bytes / 2, cap)) return false;
+  if (segment.prepared_bytes >= std::min(needed + prepare_ahead_bytes / 2, prepare_cap(segment))) {
+    return false;
+  }
   start_prepare(segment, needed);
   return true;
 }
@@ -357,7 +365,23 @@ void LogWriter::applied(InFlight& op, uint64_t result) {
   }
 }
 
+bool LogWriter::reserve_refused(InFlight& op, int32_t result) {
+  Segment* segment = op.segment;
+  if (op.kind != OpKind::write_zeros || segment == nullptr || op.until < op.end) return false;
+  // Zeros past what the commit needs (disk full, a file size limit): go on without a reserve
+  // for this segment; each durable write then pre-writes just its own blocks.
+  HARK_LOG_WARN(
+      "partition %s: segment %020u: cannot pre-write zeros past %u (%s); durable "
+      "writes go on without a reserve",
+      options_.directory, segment->start.value(), op.until,
+      result == 0 ? "no progress" : std::strerror(-result));
+  segment->zeros_limit = op.until;
+  kick();
+  return true;
+}
+
 void LogWriter::failed(InFlight& op, int32_t result) {
+  if (reserve_refused(op, result)) return;
   const bool sync =
       op.kind == OpKind::sync_log || op.kind == OpKind::sync_index || op.kind == OpKind::sync_zeros;
   const Error error = sync ? Error::cannot_sync_file : Error::cannot_save_messages_to_segment;

@@ -111,7 +111,7 @@ class LogWriter final : public io::Completion {
     FileRef file;                // Keeps the file open until the op completes.
     ChunkRef chunk;              // Keeps the written bytes alive.
     uint64_t until = 0;          // write: the position written from; sync: what it covers.
-    uint64_t end = 0;            // write_durable: the last data byte it carries, + 1.
+    uint64_t end = 0;  // write_durable: its last data byte + 1; write_zeros: what is needed.
   };
 
   class ActionTimer final : public io::Timer {
@@ -132,6 +132,8 @@ class LogWriter final : public io::Completion {
   void start_write_durable(Segment& segment);
   bool load_lead(Segment& segment, ChunkSlot& slot, uint64_t from);
   void start_prepare(Segment& segment, uint64_t needed);
+  uint64_t prepare_cap(const Segment& segment) const;
+  bool reserve_refused(InFlight& op, int32_t result);
   bool prepare_ahead(Segment& segment);
   void start_write_index(Segment& segment);
   void start_sync(Segment& segment, OpKind kind);

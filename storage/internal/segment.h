@@ -75,6 +75,7 @@ struct Segment {
   // extending it writes zeros from max(prepared_bytes, written_bytes) to zeroed_bytes first.
   uint64_t prepared_bytes = 0;
   uint64_t zeroed_bytes = 0;
+  uint64_t zeros_limit = UINT64_MAX;  // Where writing zeros ahead failed: no reserve past it.
   std::deque<ChunkSlot> chunks;
   bool sealed = false;
 

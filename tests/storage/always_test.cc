@@ -220,6 +220,29 @@ TEST(DurabilityAlways, PowerLossKeepsEveryAcknowledgedMessage) {
   }
 }
 
+// Zeros past what a commit needs are a reserve: a disk that refuses them (full, a file size
+// limit) fails no commit, and durable writes go on pre-writing just their own blocks.
+TEST(DurabilityAlways, ARefusedReserveOfZerosFailsNoCommit) {
+  LogHarness harness(always());
+  PartitionLog& log = harness.reopen();
+  CommitCollector done;
+  append_waiting(log, 1, "a", done);
+  harness.disk.drive();  // The zeros the write needs: its first block.
+  harness.disk.fail_next_write(ENOSPC);
+  harness.disk.drive();  // The reserve after it: refused.
+  harness.disk.drive_all();
+  EXPECT_EQ(done.error, Error::ok);
+  EXPECT_EQ(log.next_offset(), Offset(1));
+  const std::string log_path =
+      harness.options.directory + "/" + segment_file_name(Offset(0), ".log");
+  EXPECT_EQ(harness.disk.bytes(log_path).size(), direct_block_bytes);
+  CommitCollector next;
+  append_waiting(log, 1, "b", next, 5000);  // Past the first block: its own zeros first.
+  harness.disk.drive_all();
+  EXPECT_EQ(next.error, Error::ok);
+  EXPECT_EQ(harness.read(Offset(0)).count, 2u);
+}
+
 // The durable write that rewrites the partial tail block carries the acknowledged bytes of that
 // block again. A SIGKILL cannot tear a write, a power loss can: here the device writes only a
 // prefix of it (cut at every kind of place) and the acknowledged batch must survive whole.
