@@ -23,17 +23,28 @@ namespace hark::storage {
 // with no pointer into its log, and the allocator is thread-safe (mimalloc, glibc), so the
 // final free may run on whichever shard drops the last reference: nothing bounces back.
 // Data plane; one allocation per chunk (about 1 MiB), never per message.
+//
+// The bytes are aligned for O_DIRECT: data() is a multiple of chunk_alignment and the block
+// holds data() + aligned_capacity() bytes (capacity rounded up to chunk_alignment), so a
+// direct write may cover the last partial block (the log zeroes it first; docs/storage-format.md
+// §How a commit reaches the disk). The header follows the bytes.
 class Chunk {
  public:
+  static constexpr size_t chunk_alignment = 4096;
+
   // A chunk of `capacity` bytes holding one reference (the caller's). Requires: capacity > 0.
   static Chunk* create(size_t capacity);
 
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
 
-  std::byte* data() { return reinterpret_cast<std::byte*>(this + 1); }
-  const std::byte* data() const { return reinterpret_cast<const std::byte*>(this + 1); }
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
   size_t capacity() const { return capacity_; }
+  static size_t aligned(size_t bytes) {
+    return (bytes + chunk_alignment - 1) / chunk_alignment * chunk_alignment;
+  }
+  size_t aligned_capacity() const { return aligned(capacity_); }
 
   void acquire() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release();
@@ -41,15 +52,13 @@ class Chunk {
   uint32_t refs_for_test() const { return refs_.load(std::memory_order_relaxed); }
 
  private:
-  explicit Chunk(size_t capacity) : capacity_(capacity) {}
+  Chunk(std::byte* data, size_t capacity) : data_(data), capacity_(capacity) {}
   ~Chunk() = default;
 
   std::atomic<uint32_t> refs_{1};
+  std::byte* data_;
   size_t capacity_;
 };
-
-static_assert(sizeof(Chunk) % alignof(std::max_align_t) == 0,
-              "bytes after the header stay aligned");
 
 // One counted reference to a Chunk. Move-only; copy() takes another reference explicitly, so a
 // reference count change is always visible in the code.

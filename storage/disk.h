@@ -16,6 +16,10 @@ namespace hark::storage {
 inline constexpr unsigned private_file_mode = 0600;
 inline constexpr unsigned private_directory_mode = 0700;
 
+// The block of durable writes (DiskFile::write_durable): a multiple of the O_DIRECT alignment
+// of every Linux file system hark runs on (statx STATX_DIOALIGN; checked at open_direct()).
+inline constexpr uint64_t direct_block_bytes = 4096;
+
 // Creates `path` and its missing parents with private_directory_mode (existing ones keep
 // theirs). Blocking; control plane. Error::cannot_create_base_directory (logged) on failure.
 Status create_private_directories(const std::string& path);
@@ -35,6 +39,16 @@ class DiskFile {
   virtual void write(std::span<const std::byte> bytes, uint64_t position, io::Completion& done) = 0;
   virtual void read(std::span<std::byte> bytes, uint64_t position, io::Completion& done) = 0;
   virtual void datasync(io::Completion& done) = 0;
+  // Durability `always`: completes (with the write's result) once `bytes` are on stable
+  // storage: one operation for the log (RingDisk: a write linked to an fdatasync). The address,
+  // `position` and the length are multiples of direct_block_bytes. Requires open_direct() first;
+  // one at a time per file.
+  virtual void write_durable(std::span<const std::byte> bytes, uint64_t position,
+                             io::Completion& done) = 0;
+  // Prepares write_durable() (control plane): RingDisk opens the file a second time with
+  // O_DIRECT, so a write into pre-written blocks leaves its fdatasync no metadata to journal;
+  // where the file system refuses O_DIRECT, durable writes are buffered.
+  virtual Status open_direct() = 0;
 
   virtual Result<uint64_t> size() = 0;
   // Reads exactly bytes.size() bytes at `position`, or fails (Error::cannot_read_file).

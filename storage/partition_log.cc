@@ -130,8 +130,7 @@ ReadView PartitionLog::read_from_memory(const Segment& segment, size_t entry, ui
     taken++;
   }
   HARK_ASSERT(taken > 0);
-  const std::span<const std::byte> view(slot->chunk->data() + (position - slot->position),
-                                        static_cast<size_t>(bytes));
+  const std::span<const std::byte> view(slot->at(position), static_cast<size_t>(bytes));
   return ReadView(slot->chunk.copy(), view, taken, segment.offset_of(segment.index[entry]),
                   segment.offset_of(segment.index[entry + taken - 1]));
 }

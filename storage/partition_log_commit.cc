@@ -110,6 +110,10 @@ void PartitionLog::roll_back_segment(internal::Segment& segment, size_t keep_ent
   segment.size_bytes = cut;
   segment.written_bytes = written;
   segment.synced_bytes = synced;
+  // The truncate below cuts any pre-written zeros after the cut: write them again.
+  segment.prepared_bytes = std::min(segment.prepared_bytes, cut);
+  segment.zeroed_bytes = std::min(segment.zeroed_bytes, cut);
+  segment.zeros_limit = UINT64_MAX;  // The failure may have freed room: try a reserve again.
   segment.index.resize(keep_entries);
   segment.index_written = std::min(segment.index_written, keep_entries);
   segment.index_synced = std::min(segment.index_synced, keep_entries);

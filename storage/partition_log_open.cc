@@ -84,6 +84,12 @@ Status PartitionLog::check_format_file(bool has_segments) {
   HARK_TRY_ASSIGN(const uint64_t size, file->size());
   HARK_TRY_ASSIGN(const std::vector<std::byte> bytes, read_all(*file, 0, size));
   const std::string_view content(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  if (content == format_file_content_v1) {
+    HARK_LOG_INFO("partition %s: format version 1 read as version 2 (marked so now)",
+                  options_.directory);
+    HARK_TRY(file->write_now(std::as_bytes(std::span(format_file_content)), 0));
+    return file->sync_now();
+  }
   if (content != format_file_content) {
     HARK_LOG_ERROR("partition %s: unknown format version; this build reads '%s'",
                    options_.directory,
@@ -173,9 +179,11 @@ Status PartitionLog::recover_segment(Offset start, bool& torn) {
   segment->index = std::move(recovered.entries);
   segment->size_bytes = recovered.valid_bytes;
   segment->written_bytes = segment->synced_bytes = segment->memory_position = segment->size_bytes;
+  segment->prepared_bytes = segment->zeroed_bytes = segment->size_bytes;
   segment->index_written = segment->index_synced = segment->index.size();
   segments_.push_back(std::move(segment));
-  torn = recovered.torn;
+  // Zeros after the data are a pre-written region, not a segment that ends early.
+  torn = recovered.torn && !recovered.zeros_after;
   return ok_status();
 }
 
@@ -204,12 +212,18 @@ Status PartitionLog::check_order(Offset start) const {
 
 Status PartitionLog::apply_recovery(internal::Segment& segment, const RecoveredSegment& recovered,
                                     uint64_t log_bytes, uint64_t index_bytes) {
-  if (recovered.torn) {
+  if (recovered.torn && recovered.zeros_after) {
+    // Pre-written for durable writes (docs/storage-format.md §.log): not data, nothing lost.
+    HARK_LOG_INFO("partition %s: segment %020u: cut %u pre-written zero bytes after its data",
+                  options_.directory, segment.start.value(), log_bytes - recovered.valid_bytes);
+  } else if (recovered.torn) {
     HARK_LOG_WARN(
         "partition %s: segment %020u has a torn tail: truncated %u bytes at position "
         "%u (offsets from %u were never fully written)",
         options_.directory, segment.start.value(), log_bytes - recovered.valid_bytes,
         recovered.valid_bytes, recovered.first_lost.value());
+  }
+  if (recovered.torn) {
     HARK_TRY(segment.log_file->truncate_now(recovered.valid_bytes));
     HARK_TRY(segment.log_file->sync_now());
   }
@@ -231,6 +245,8 @@ Status PartitionLog::apply_recovery(internal::Segment& segment, const RecoveredS
 Status PartitionLog::open_files(internal::Segment& segment, bool create) {
   HARK_TRY_ASSIGN(std::unique_ptr<DiskFile> log_file, disk_.open(segment.log_path, create));
   HARK_TRY_ASSIGN(std::unique_ptr<DiskFile> index_file, disk_.open(segment.index_path, create));
+  // Under `always` the .log takes durable writes (O_DIRECT where the file system has it).
+  if (options_.durability == Durability::always) HARK_TRY(log_file->open_direct());
   segment.log_file = internal::FileRef(std::move(log_file));
   segment.index_file = internal::FileRef(std::move(index_file));
   return ok_status();

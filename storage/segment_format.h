@@ -13,13 +13,18 @@ namespace hark::storage {
 // The on-disk layout of a partition directory. docs/storage-format.md gives every byte; a
 // change here changes that page in the same commit.
 //
-//   <dir>/format                       "hark-partition-log 1\n": the format version
+//   <dir>/format                       "hark-partition-log 2\n": the format version
 //   <dir>/<start_offset:020>.log       messages back to back, Iggy's classic format
 //   <dir>/<start_offset:020>.index     one 16-byte IndexEntry per message of the .log
 
-// The version file's name and its exact content.
+// The version file's name and its exact content. Version 2 (durable writes) lets a .log hold
+// pre-written zeros after its data; a version-1 directory holds none, so it reads as version 2
+// and is marked version 2 at open, before anything is written (a build that reads only
+// version 1 would take a sealed segment's zeros for a torn tail and drop the later segments:
+// it refuses the directory instead).
 inline constexpr std::string_view format_file_name = "format";
-inline constexpr std::string_view format_file_content = "hark-partition-log 1\n";
+inline constexpr std::string_view format_file_content = "hark-partition-log 2\n";
+inline constexpr std::string_view format_file_content_v1 = "hark-partition-log 1\n";
 
 // One message in a segment, as stored in the .index file (little-endian, no padding):
 //   [0..4)  relative_offset u32   offset - segment start offset

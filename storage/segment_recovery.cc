@@ -121,6 +121,9 @@ Result<RecoveredSegment> scan_segment(const SegmentScan& scan) {
   }
   HARK_TRY_ASSIGN(out.valid_bytes, scan_tail(scan, out, cursor));
   out.torn = out.valid_bytes < scan.log_bytes;
+  const auto cut = scan.tail.subspan(static_cast<size_t>(out.valid_bytes - scan.scan_from));
+  out.zeros_after = out.torn && std::all_of(cut.begin(), cut.end(),
+                                            [](std::byte b) { return b == std::byte{0}; });
   out.first_lost = cursor.offset_min;
   out.index_changed = !same_entries(out.entries, scan.indexed);
   return out;

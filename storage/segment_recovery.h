@@ -42,6 +42,7 @@ struct RecoveredSegment {
   std::vector<IndexEntry> entries;  // Every valid message, in order.
   uint64_t valid_bytes = 0;         // The .log's length after recovery (truncate to this).
   bool torn = false;                // valid_bytes < log_bytes: a torn tail was cut off.
+  bool zeros_after = false;         // When torn: every byte cut is zero (pre-written region).
   Offset first_lost;                // When torn: the first offset that was lost.
   uint32_t skipped_count = 0;       // Corrupt messages skipped (policy skip).
   bool index_changed = false;       // `entries` differ from `indexed`: rewrite the .index.

@@ -57,6 +57,14 @@ class CountingFile final : public DiskFile {
     counters_.datasyncs++;
     inner_->datasync(done);
   }
+  // A durable write is the commit's write and its sync in one operation: counted as both.
+  void write_durable(std::span<const std::byte> bytes, uint64_t position,
+                     io::Completion& done) override {
+    counters_.written_bytes += bytes.size();
+    counters_.datasyncs++;
+    inner_->write_durable(bytes, position, done);
+  }
+  Status open_direct() override { return inner_->open_direct(); }
   Result<uint64_t> size() override { return inner_->size(); }
   Status read_now(std::span<std::byte> bytes, uint64_t position) override {
     return inner_->read_now(bytes, position);

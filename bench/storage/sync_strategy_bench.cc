@@ -1,22 +1,32 @@
-// How to make an append durable, measured on the disk under test with raw io_uring (the choice
-// behind durability `always`, docs/storage-format.md §Durability always). One commit at a time:
-// write `record` bytes at the head, make them durable, advance. Strategies:
-//   buffered append          pwrite past the end of a growing file; fdatasync after the write
-//                            completed (two round trips: what the LogWriter does)
-//   buffered append, linked  the same with the fdatasync linked to the write (one submit)
-//   buffered prewritten      the file is preallocated and written with zeros 64 MiB ahead of
-//                            the head and synced first: overwriting allocated, written blocks
-//                            leaves fdatasync no metadata (size, extents) to journal
-//   direct prewritten        O_DIRECT writes (alignment from statx STATX_DIOALIGN, 4096 if the
-//                            kernel or file system does not say) into the pre-written region,
-//                            fdatasync linked
-//   direct prewritten dsync  O_DIRECT with RWF_DSYNC on the write itself (FUA where the device
-//                            has it), no separate fdatasync
-//   direct append            O_DIRECT past the end of a growing file, fdatasync linked
-// Prints per-commit latency (p50/p90/p99) and MB/s, and what pre-writing 64 MiB costs. The
-// ring caps its io-wq workers like the reactors do.
-// Usage: hark_sync_strategy_bench [--smoke] [--count N] [--record BYTES] [--dir PATH]
+// How to write and make durable one append of a partition log, measured on the disk under test
+// with raw io_uring (the choice behind durability `write` and `always`, docs/storage-format.md
+// §How a commit reaches the disk). One append at a time, in one run, for each append size
+// (default: one 100 B message = 164 bytes, and 100 x 1 KB messages = 106 400 bytes, as stored):
+//   buffered write            pwrite at the head of a growing file, nothing else: what durability
+//                             `write` does today
+//   direct write              O_DIRECT write into a pre-written region, nothing else: a
+//                             candidate for `write` (the bytes are in the kernel, and on their
+//                             way to the device, when it completes)
+//   buffered + fdatasync      pwrite, then fdatasync once it completed (two round trips: what
+//                             `always` does today)
+//   buffered, linked          the same with the fdatasync linked to the write (one submit)
+//   buffered prewritten       the file is pre-allocated and written with zeros 64 MiB ahead of
+//                             the head and synced first, fdatasync linked
+//   direct prewritten, linked O_DIRECT writes into the pre-written region, fdatasync linked
+//   direct prewritten, DSYNC  O_DIRECT with RWF_DSYNC on the write itself, no fdatasync
+//   direct append, linked     O_DIRECT past the end of a growing file, fdatasync linked
+// O_DIRECT rows write what the log would: the aligned blocks from the block holding the head
+// to the end of the append, so the partial tail block is rewritten in place by the next append
+// (alignment from statx STATX_DIOALIGN, 4096 if the kernel or file system does not say).
+// Per row: latency p50/p90/p99 (submit -> last completion), the submitting thread's CPU per
+// append, and what io_uring's io-wq workers (`iou-wrk-*` threads of this process) did per
+// append: CPU and timeslices, from /proc/self/task/*/schedstat. A worker slice means the
+// operation was punted to a worker thread instead of issued inline by the submitting thread.
+// The ring caps its io-wq workers like the reactors do.
+// Usage: hark_sync_strategy_bench [--smoke] [--count N] [--record BYTES]... [--gap-us US]
+//                                 [--dir PATH]
 //   (dir: default the working directory, since /tmp may be a tmpfs)
+#include <dirent.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
@@ -25,9 +35,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "hark/bench/support/latency.h"
@@ -39,18 +51,17 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr uint64_t prewrite_bytes = 64ull << 20;
 
-enum class Kind {
-  append,
-  append_linked,
-  prewritten,
-  direct_prewritten,
-  direct_dsync,
-  direct_append
-};
+// Idle time before each append (--gap-us): with a gap, the workers and the device go idle
+// between appends, as between the wakes of hark-bench wake (1 ms).
+int gap_us = 0;
+
+enum class Sync : uint8_t { none, after, linked, dsync };
 
 struct Strategy {
   const char* name;
-  Kind kind;
+  bool direct;
+  bool prewritten;
+  Sync sync;
 };
 
 struct Alignment {
@@ -69,6 +80,41 @@ Alignment dio_alignment(const std::string& path) {
     alignment.from_statx = true;
   }
   return alignment;
+}
+
+// What the io-wq workers of this process have done so far: CPU and timeslices, summed over
+// the `iou-wrk-*` threads in /proc/self/task (schedstat: ns on cpu, ns waiting, timeslices).
+struct WorkerStats {
+  double cpu_us = 0;
+  uint64_t slices = 0;
+};
+
+WorkerStats worker_stats() {
+  WorkerStats stats;
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return stats;
+  while (const dirent* entry = ::readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string task = std::string("/proc/self/task/") + entry->d_name;
+    std::string comm;
+    std::getline(std::ifstream(task + "/comm"), comm);
+    if (!comm.starts_with("iou-wrk")) continue;
+    uint64_t on_cpu_ns = 0;
+    uint64_t waited_ns = 0;
+    uint64_t slices = 0;
+    std::ifstream(task + "/schedstat") >> on_cpu_ns >> waited_ns >> slices;
+    stats.cpu_us += static_cast<double>(on_cpu_ns) / 1e3;
+    stats.slices += slices;
+  }
+  ::closedir(tasks);
+  return stats;
+}
+
+double thread_cpu_us() {
+  rusage usage{};
+  ::getrusage(RUSAGE_THREAD, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
 }
 
 // Submits what is queued and waits for `count` completions; returns the first negative result.
@@ -96,58 +142,84 @@ double prewrite(int fd, uint64_t bytes) {
   return std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
 }
 
-// Makes `count` records of `length` bytes durable one at a time, per `strategy`; returns the
-// bytes committed and records each commit's latency.
-uint64_t commit_all(io_uring& ring, const Strategy& strategy, int fd, const void* buffer,
-                    size_t length, int count, std::vector<double>& latencies) {
-  uint64_t head = 0;
+struct Append {
+  const std::byte* data;  // The byte at file position `position`.
+  uint64_t position;
+  size_t length;
+};
+
+// Queues one append per `strategy` (the write, and its fdatasync when linked): the number of
+// completions to wait for.
+int queue(io_uring& ring, const Strategy& strategy, int fd, const Append& append) {
+  io_uring_sqe* write = io_uring_get_sqe(&ring);
+  io_uring_prep_write(write, fd, append.data, static_cast<unsigned>(append.length),
+                      append.position);
+  if (strategy.sync == Sync::dsync) write->rw_flags = RWF_DSYNC;
+  if (strategy.sync != Sync::linked) return 1;
+  write->flags |= IOSQE_IO_LINK;
+  io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, IORING_FSYNC_DATASYNC);
+  return 2;
+}
+
+// The bytes an append of `record` at `head` writes: exactly them, or under O_DIRECT the
+// aligned blocks covering them (the tail block again, with what the last append left in it).
+Append append_at(const Strategy& strategy, const std::byte* file_image, uint64_t head,
+                 size_t record, uint32_t block) {
+  if (!strategy.direct) return {file_image + head, head, record};
+  const uint64_t from = head / block * block;
+  const uint64_t to = (head + record + block - 1) / block * block;
+  return {file_image + from, from, static_cast<size_t>(to - from)};
+}
+
+struct Outcome {
+  std::vector<double> latencies;
+  uint64_t bytes = 0;
+};
+
+// Makes `count` appends of `record` bytes one at a time, per `strategy`. `file_image` holds
+// what the file should contain, block-aligned.
+Outcome append_all(io_uring& ring, const Strategy& strategy, int fd, const std::byte* file_image,
+                   size_t record, int count, uint32_t block) {
+  Outcome outcome;
   for (int i = 0; i < count; i++) {
+    if (gap_us > 0) ::usleep(static_cast<useconds_t>(gap_us));  // Idle, as between wakes.
     const auto begun = SteadyClock::now();
-    io_uring_sqe* write = io_uring_get_sqe(&ring);
-    io_uring_prep_write(write, fd, buffer, static_cast<unsigned>(length), head);
-    int completions = 1;
-    if (strategy.kind == Kind::direct_dsync) {
-      write->rw_flags = RWF_DSYNC;
-    } else if (strategy.kind == Kind::append) {
-      if (complete(ring, 1) < 0) return head;
+    const Append append = append_at(strategy, file_image, outcome.bytes, record, block);
+    int result = complete(ring, queue(ring, strategy, fd, append));
+    if (result >= 0 && strategy.sync == Sync::after) {
       io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, IORING_FSYNC_DATASYNC);
-    } else {
-      write->flags |= IOSQE_IO_LINK;
-      io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, IORING_FSYNC_DATASYNC);
-      completions = 2;
+      result = complete(ring, 1);
     }
-    const int result = complete(ring, completions);
     if (result < 0) {
       std::printf("%-34s failed: %s\n", strategy.name, std::strerror(-result));
-      return head;
+      return outcome;
     }
-    latencies.push_back(
+    outcome.latencies.push_back(
         std::chrono::duration<double, std::micro>(SteadyClock::now() - begun).count());
-    head += length;
+    outcome.bytes += record;
   }
-  return head;
+  return outcome;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
 }
 
 bool run(const Strategy& strategy, const std::string& directory, int count, size_t record,
          io_uring& ring) {
   const std::string path = directory + "/hark-sync-strategy.dat";
   ::unlink(path.c_str());
-  const bool direct = strategy.kind == Kind::direct_prewritten ||
-                      strategy.kind == Kind::direct_dsync || strategy.kind == Kind::direct_append;
-  const bool prewritten = strategy.kind == Kind::prewritten ||
-                          strategy.kind == Kind::direct_prewritten ||
-                          strategy.kind == Kind::direct_dsync;
   const int plain = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (plain < 0) {
     std::perror(path.c_str());
     return false;
   }
-  double prewrite_ms = 0;
-  if (prewritten) prewrite_ms = prewrite(plain, prewrite_bytes);
+  if (strategy.prewritten) (void)prewrite(plain, prewrite_bytes);
   int fd = plain;
-  Alignment alignment;
-  if (direct) {
-    alignment = dio_alignment(path);
+  const Alignment alignment = dio_alignment(path);
+  if (strategy.direct) {
     fd = ::open(path.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
     if (fd < 0) {
       std::printf("%-34s O_DIRECT unsupported here: %s\n", strategy.name, std::strerror(errno));
@@ -155,29 +227,32 @@ bool run(const Strategy& strategy, const std::string& directory, int count, size
       return true;
     }
   }
-  const size_t align = std::max<size_t>(alignment.memory, 64);
-  const size_t length = (record + alignment.offset - 1) / alignment.offset * alignment.offset;
-  void* buffer = std::aligned_alloc(align, (length + align - 1) / align * align);
-  std::memset(buffer, 'x', length);
-  if (prewritten && static_cast<uint64_t>(count) * length > prewrite_bytes) {
-    count = static_cast<int>(prewrite_bytes / length);
+  if (strategy.prewritten) {
+    count = static_cast<int>(std::min<uint64_t>(count, prewrite_bytes / (record + 8192)));
   }
-  std::vector<double> latencies;
-  const auto start = SteadyClock::now();
-  const uint64_t head = commit_all(ring, strategy, fd, buffer, length, count, latencies);
-  const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  std::free(buffer);
+  const size_t align = std::max<size_t>({alignment.memory, alignment.offset, 64});
+  const size_t image_bytes = ((static_cast<size_t>(count) + 1) * record + align) / align * align;
+  auto* image = static_cast<std::byte*>(std::aligned_alloc(align, image_bytes));
+  std::memset(image, 'x', image_bytes);
+  const WorkerStats workers_before = worker_stats();
+  const double cpu_before = thread_cpu_us();
+  Outcome outcome = append_all(ring, strategy, fd, image, record, count, alignment.offset);
+  const double cpu_us = thread_cpu_us() - cpu_before;
+  const WorkerStats workers_after = worker_stats();
+  std::free(image);
   if (fd != plain) ::close(fd);
   ::close(plain);
   ::unlink(path.c_str());
-  Percentiles percentiles = summarize(latencies);
-  std::string notes = std::to_string(static_cast<double>(head) / seconds / 1e6).substr(0, 6) +
-                      " MB/s, " + std::to_string(length) + "-byte writes";
-  if (direct) notes += alignment.from_statx ? ", statx DIO alignment" : ", assumed 4096";
-  if (prewritten) {
-    notes += ", 64 MiB pre-write took " + std::to_string(static_cast<int>(prewrite_ms)) + " ms";
-  }
-  print_row(strategy.name, percentiles, notes);
+  const double appends = std::max<double>(1, static_cast<double>(outcome.latencies.size()));
+  // Workers that exited during the run take their counts with them: a floor.
+  const double worker_cpu = std::max(0.0, workers_after.cpu_us - workers_before.cpu_us);
+  const double worker_slices = static_cast<double>(
+      workers_after.slices - std::min(workers_after.slices, workers_before.slices));
+  const Percentiles percentiles = summarize(outcome.latencies);
+  print_row(strategy.name, percentiles,
+            "cpu/append " + fixed(cpu_us / appends, 1) + " µs, iou-wrk cpu/append " +
+                fixed(worker_cpu / appends, 1) + " µs, iou-wrk slices/append " +
+                fixed(worker_slices / appends, 2));
   return true;
 }
 
@@ -187,7 +262,7 @@ bool run(const Strategy& strategy, const std::string& directory, int count, size
 int main(int argc, char** argv) {
   using namespace hark::bench;
   int count = 500;
-  size_t record = 4096;
+  std::vector<size_t> records;
   std::string directory = ".";
   for (int i = 1; i < argc; i++) {
     const std::string arg = argv[i];
@@ -196,15 +271,21 @@ int main(int argc, char** argv) {
     } else if (arg == "--count" && i + 1 < argc) {
       count = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--record" && i + 1 < argc) {
-      record = static_cast<size_t>(std::max(1, std::atoi(argv[++i])));
+      records.push_back(static_cast<size_t>(std::max(1, std::atoi(argv[++i]))));
+    } else if (arg == "--gap-us" && i + 1 < argc) {
+      gap_us = std::max(0, std::atoi(argv[++i]));
     } else if (arg == "--dir" && i + 1 < argc) {
       directory = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--smoke] [--count N] [--record BYTES] [--dir PATH]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--smoke] [--count N] [--record BYTES]... [--gap-us US] [--dir PATH]\n",
+          argv[0]);
       return 2;
     }
   }
+  // One 100 B message and 100 x 1 KB messages, as stored (64-byte header each).
+  if (records.empty()) records = {164, 106400};
   io_uring ring{};
   if (io_uring_queue_init(64, &ring, 0) != 0) {
     std::fprintf(stderr, "io_uring unavailable\n");
@@ -213,18 +294,23 @@ int main(int argc, char** argv) {
   unsigned workers[2] = {4, 0};  // Bounded (file I/O) capped as in io::Ring; unbounded as is.
   io_uring_register_iowq_max_workers(&ring, workers);
   const Strategy strategies[] = {
-      {"buffered append", Kind::append},
-      {"buffered append, linked", Kind::append_linked},
-      {"buffered prewritten, linked", Kind::prewritten},
-      {"direct prewritten, linked", Kind::direct_prewritten},
-      {"direct prewritten, RWF_DSYNC", Kind::direct_dsync},
-      {"direct append, linked", Kind::direct_append},
+      {"buffered write", false, false, Sync::none},
+      {"direct prewritten write", true, true, Sync::none},
+      {"buffered + fdatasync after", false, false, Sync::after},
+      {"buffered, linked fdatasync", false, false, Sync::linked},
+      {"buffered prewritten, linked", false, true, Sync::linked},
+      {"direct prewritten, linked", true, true, Sync::linked},
+      {"direct prewritten, RWF_DSYNC", true, true, Sync::dsync},
+      {"direct append, linked", true, false, Sync::linked},
   };
-  std::printf("record %zu bytes, %d commits per strategy, one at a time\n", record, count);
-  print_header();
   bool ok = true;
-  for (const Strategy& strategy : strategies)
-    ok = run(strategy, directory, count, record, ring) && ok;
+  for (const size_t record : records) {
+    std::printf("append %zu bytes, %d appends per strategy, one at a time, %d µs apart\n", record,
+                count, gap_us);
+    print_header();
+    for (const Strategy& strategy : strategies)
+      ok = run(strategy, directory, count, record, ring) && ok;
+  }
   io_uring_queue_exit(&ring);
   return ok ? 0 : 1;
 }

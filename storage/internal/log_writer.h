@@ -31,11 +31,18 @@ namespace hark::storage::internal {
 // synced position (the kernel may have dropped the dirty pages) as far as the bytes are still in
 // memory.
 //
-// Under `always` the order within a segment becomes data, fdatasync of the data (the commit),
-// then index entries: appends that arrive while an fdatasync is in flight are written together
-// after it and share the next one. Index entries then only ever describe synced data, and the
-// index is synced when the segment seals or on an explicit flush (it is a cache recovery
-// rebuilds from the .log).
+// Under `always` the data is written with durable writes (DiskFile::write_durable: an O_DIRECT
+// write linked to an fdatasync, one operation that is the commit) of whole direct_block_bytes
+// blocks, from the
+// block holding the first unwritten byte (so the partial tail block is rewritten in place,
+// its acknowledged bytes unchanged) to the end of the chunk slot, the bytes past the data
+// zeroed; then index entries. Durable writes go into the pre-written region of the .log
+// (Segment::prepared_bytes): before one would pass it, zeros are written (buffered) and
+// fdatasynced ahead of it, 1 MiB past what the write needs, and again whenever the writer is
+// idle and less than half of that is left. Appends that arrive while a write is in flight are
+// written together after it and share the next one. Index entries only ever describe durable
+// data, and the index is synced when the segment seals or on an explicit flush (it is a cache
+// recovery rebuilds from the .log).
 //
 // Owner shard only; its own io completion (one op in flight) and timers.
 class LogWriter final : public io::Completion {
@@ -88,13 +95,23 @@ class LogWriter final : public io::Completion {
   void complete(int32_t result, uint32_t flags) override;
 
  private:
-  enum class OpKind : uint8_t { none, write_log, write_index, sync_log, sync_index };
+  enum class OpKind : uint8_t {
+    none,
+    write_log,
+    write_durable,
+    write_index,
+    sync_log,
+    sync_index,
+    write_zeros,
+    sync_zeros
+  };
   struct InFlight {
     OpKind kind = OpKind::none;
     Segment* segment = nullptr;  // Null once the segment left the log.
     FileRef file;                // Keeps the file open until the op completes.
     ChunkRef chunk;              // Keeps the written bytes alive.
     uint64_t until = 0;          // write: the position written from; sync: what it covers.
+    uint64_t end = 0;  // write_durable: its last data byte + 1; write_zeros: what is needed.
   };
 
   class ActionTimer final : public io::Timer {
@@ -112,6 +129,12 @@ class LogWriter final : public io::Completion {
   bool start_next();
   bool start_for(Segment& segment);
   void start_write_log(Segment& segment);
+  void start_write_durable(Segment& segment);
+  bool load_lead(Segment& segment, ChunkSlot& slot, uint64_t from);
+  void start_prepare(Segment& segment, uint64_t needed);
+  uint64_t prepare_cap(const Segment& segment) const;
+  bool reserve_refused(InFlight& op, int32_t result);
+  bool prepare_ahead(Segment& segment);
   void start_write_index(Segment& segment);
   void start_sync(Segment& segment, OpKind kind);
   void applied(InFlight& op, uint64_t result);
@@ -124,6 +147,8 @@ class LogWriter final : public io::Completion {
   void notify_flushed();
   void fail_flushes(Error error);
 
+  // Durable writes: how far past what a write needs the .log is pre-written.
+  static constexpr uint64_t prepare_ahead_bytes = 1 << 20;
   static constexpr size_t index_staging_entries = 4096;
   static constexpr uint64_t write_bytes_max = 8ull << 20;
 
@@ -137,6 +162,7 @@ class LogWriter final : public io::Completion {
   InFlight in_flight_;
   IntrusiveList<FlushCompletion, FlushTag> flush_waiters_;
   bool sync_wanted_ = false;
+  bool draining_ = false;  // No pre-writing ahead while a close or flush drains the writer.
   Error failure_ = Error::ok;
   ActionTimer flush_timer_{*this, &LogWriter::kick};
   ActionTimer retry_timer_{*this, &LogWriter::kick};

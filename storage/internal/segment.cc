@@ -34,21 +34,39 @@ const ChunkSlot* Segment::slot_at(uint64_t position) const {
 std::span<std::byte> Segment::reserve(uint64_t bytes, uint64_t chunk_bytes, Accounts& accounts) {
   HARK_ASSERT(!sealed);
   HARK_ASSERT(bytes > 0);
-  if (chunks.empty() || chunks.back().used + bytes > chunks.back().chunk->capacity()) {
-    const uint64_t capacity = std::max(chunk_bytes, bytes);
-    chunks.push_back(ChunkSlot{.position = size_bytes,
-                               .chunk = ChunkRef(Chunk::create(static_cast<size_t>(capacity))),
-                               .used = 0});
-    accounts.memory_bytes += capacity;
+  if (chunks.empty() ||
+      chunks.back().lead + chunks.back().used + bytes > chunks.back().chunk->capacity()) {
+    add_chunk(std::max(chunk_bytes, bytes), accounts);
   }
   ChunkSlot& tail = chunks.back();
   HARK_ASSERT(tail.position + tail.used == size_bytes);
-  return {tail.chunk->data() + tail.used, static_cast<size_t>(bytes)};
+  return {tail.at(size_bytes), static_cast<size_t>(bytes)};
+}
+
+void Segment::add_chunk(uint64_t bytes, Accounts& accounts) {
+  const uint64_t lead = size_bytes % direct_block_bytes;
+  const uint64_t capacity = lead + bytes;
+  ChunkSlot slot{.position = size_bytes,
+                 .chunk = ChunkRef(Chunk::create(static_cast<size_t>(capacity))),
+                 .used = 0,
+                 .lead = lead};
+  const uint64_t block_start = size_bytes - lead;
+  if (lead > 0 && !chunks.empty()) {
+    // The tail slot ends at size_bytes and its chunk holds its whole first block, so it holds
+    // [block_start, size_bytes): valid unless they are its own missing lead.
+    const ChunkSlot& previous = chunks.back();
+    std::memcpy(slot.chunk->data(), previous.at(block_start), static_cast<size_t>(lead));
+    slot.lead_missing = previous.lead_missing && block_start < previous.position;
+  } else {
+    slot.lead_missing = lead > 0;
+  }
+  chunks.push_back(std::move(slot));
+  accounts.memory_bytes += capacity;
 }
 
 void Segment::commit(uint64_t bytes) {
   ChunkSlot& tail = chunks.back();
-  HARK_ASSERT(tail.used + bytes <= tail.chunk->capacity());
+  HARK_ASSERT(tail.lead + tail.used + bytes <= tail.chunk->capacity());
   tail.used += bytes;
   size_bytes += bytes;
 }

@@ -9,16 +9,30 @@
 
 #include "hark/core/base/units.h"
 #include "hark/storage/chunk.h"
+#include "hark/storage/disk.h"
 #include "hark/storage/internal/file_ref.h"
 #include "hark/storage/segment_format.h"
 
 namespace hark::storage::internal {
 
-// A run of a segment's bytes held in memory: [position, position + used) of the .log.
+// A run of a segment's bytes held in memory: [position, position + used) of the .log, at
+// chunk->data() + lead. The lead is position's offset in its direct_block_bytes block, so file
+// blocks and chunk blocks line up for O_DIRECT; the lead bytes are a copy of the file's bytes
+// [position - lead, position) (never served), which a durable write of the first block carries
+// again. `lead_missing`: they were not in memory when the chunk was made (after an open or a
+// roll back); the writer reads them from the file before its first durable write from here.
 struct ChunkSlot {
   uint64_t position = 0;
   ChunkRef chunk;
   uint64_t used = 0;
+  uint64_t lead = 0;
+  bool lead_missing = false;
+
+  // Where file position `at_position` is in the chunk. Requires:
+  // position - lead <= at_position <= position + used.
+  std::byte* at(uint64_t at_position) const {
+    return chunk->data() + (at_position + lead - position);
+  }
 };
 
 // Byte totals the log keeps across segments.
@@ -56,6 +70,12 @@ struct Segment {
   size_t index_written = 0;
   size_t index_synced = 0;
   uint64_t memory_position = 0;
+  // Durable writes (`always`): [0, prepared_bytes) of the .log is allocated, written and
+  // synced (content, then zeros), so a durable write below it changes no file metadata;
+  // extending it writes zeros from max(prepared_bytes, written_bytes) to zeroed_bytes first.
+  uint64_t prepared_bytes = 0;
+  uint64_t zeroed_bytes = 0;
+  uint64_t zeros_limit = UINT64_MAX;  // Where writing zeros ahead failed: no reserve past it.
   std::deque<ChunkSlot> chunks;
   bool sealed = false;
 
@@ -82,6 +102,8 @@ struct Segment {
   // chunk of max(chunk_bytes, bytes). commit() makes them part of the segment.
   std::span<std::byte> reserve(uint64_t bytes, uint64_t chunk_bytes, Accounts& accounts);
   void commit(uint64_t bytes);
+  // A new tail chunk for `bytes` after its lead (ChunkSlot), the lead copied from the last.
+  void add_chunk(uint64_t bytes, Accounts& accounts);
 
   // Drops every chunk (the segment leaves the log, or the log closes).
   void release_chunks(Accounts& accounts);

@@ -1,8 +1,10 @@
 // A model-based property test: random appends, reads, timer runs, disk progress, purges,
 // delete-segments, clean close+reopen, write and sync faults and simulated crashes against a
 // std::vector of appended payloads, under every durability policy. A crash is a power loss
-// (each file cut at a random byte after its last sync) or a process death (every completed
-// write stays, as the page cache keeps it); unwritten data is lost either way. Checked after
+// (each file cut at a random byte after its last sync, and under `always` the durable write in
+// flight torn: a random prefix of it reaches the file, as a device may leave the rewritten
+// O_DIRECT tail block half written) or a process death (every completed write stays, as the
+// page cache keeps it); unwritten data is lost either way. Checked after
 // every step: every served message is whole, has a valid checksum, equals the model's and is
 // committed; next_offset and first_offset agree; after a crash the log is a prefix of what was
 // appended and holds every acknowledged message — after a power loss under `always`, after a

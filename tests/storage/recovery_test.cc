@@ -59,6 +59,23 @@ TEST_F(Recovery, TornTailIsTruncatedToTheLastWholeMessage) {
   EXPECT_EQ(log.append(make_batch(1, "n"), 1)->first, Offset(10));
 }
 
+// Durable writes leave pre-written zeros after the data (docs/storage-format.md §.log): the end
+// is found by content. Zeros after a sealed segment are not a segment that ends early, so the
+// later ones stay.
+TEST_F(Recovery, TheEndIsFoundByContentWithZerosAfterIt) {
+  write_log(3);  // Segment 0: offsets 0..7 (sealed); segment 8: offsets 8..11.
+  const size_t sealed_bytes = file(0, ".log").size();
+  const size_t active_bytes = file(8, ".log").size();
+  file(0, ".log").resize(sealed_bytes + 8192);
+  file(8, ".log").resize(active_bytes + 70000);
+  PartitionLog& log = harness_->reopen();
+  EXPECT_EQ(log.next_offset(), Offset(12));
+  EXPECT_EQ(served_offsets(), (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(file(0, ".log").size(), sealed_bytes);
+  EXPECT_EQ(file(8, ".log").size(), active_bytes);
+  EXPECT_EQ(log.append(make_batch(1, "n"), 1)->first, Offset(12));
+}
+
 TEST_F(Recovery, MissingOrStaleIndexIsRebuilt) {
   write_log(2);
   (void)harness_->disk.remove(path(0, ".index"));
@@ -114,11 +131,26 @@ TEST_F(Recovery, DamageFoundByAReadIsReportedNotServed) {
 TEST_F(Recovery, UnknownFormatVersionIsRefused) {
   write_log(1);
   const std::string format = harness_->options.directory + "/format";
-  const std::string_view future = "hark-partition-log 2\n";
+  const std::string_view future = "hark-partition-log 3\n";
   harness_->disk.write_file(format, std::as_bytes(std::span(future)));
   EXPECT_EQ(harness_->open().error(), Error::invalid_version);
   (void)harness_->disk.remove(format);
   EXPECT_EQ(harness_->open().error(), Error::invalid_version);  // Segments but no version.
+}
+
+// Version 1 directories (no pre-written zeros) are read as they are and marked version 2, so a
+// build that reads only version 1 refuses them from then on rather than misread the zeros.
+TEST_F(Recovery, FormatVersionOneIsReadAndMarkedVersionTwo) {
+  write_log(3);
+  const std::string format = harness_->options.directory + "/format";
+  const std::string_view v1 = "hark-partition-log 1\n";
+  harness_->disk.write_file(format, std::as_bytes(std::span(v1)));
+  PartitionLog& log = harness_->reopen();
+  EXPECT_EQ(log.next_offset(), Offset(12));
+  EXPECT_EQ(served_offsets().size(), 12u);
+  const std::vector<std::byte>& marked = harness_->disk.bytes(format);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(marked.data()), marked.size()),
+            "hark-partition-log 2\n");
 }
 
 TEST(SegmentScan, RandomBytesNeverYieldAMessage) {

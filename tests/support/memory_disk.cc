@@ -22,6 +22,12 @@ class MemoryDisk::File final : public storage::DiskFile {
     disk_.writes_count_++;
     disk_.queue_.push_back(Op{Op::Kind::write, data_, {}, bytes, position, &done});
   }
+  void write_durable(std::span<const std::byte> bytes, uint64_t position,
+                     io::Completion& done) override {
+    disk_.durable_writes_count_++;
+    disk_.queue_.push_back(Op{Op::Kind::durable, data_, {}, bytes, position, &done});
+  }
+  Status open_direct() override { return ok_status(); }
   void read(std::span<std::byte> bytes, uint64_t position, io::Completion& done) override {
     disk_.queue_.push_back(Op{Op::Kind::read, data_, bytes, {}, position, &done});
   }
@@ -142,12 +148,14 @@ void MemoryDisk::write_file(const std::string& path, std::span<const std::byte> 
 int32_t MemoryDisk::run_write(Op& op) {
   if (next_write_errno_ != 0) return -std::exchange(next_write_errno_, 0);
   if (write_errno_ != 0) return -write_errno_;
+  // A durable write carries its sync: it fails as syncs do.
+  if (op.kind == Op::Kind::durable && sync_errno_ != 0) return -sync_errno_;
   size_t length = op.write_from.size();
   if (short_writes_ && length > 64) length /= 2;  // Small ones complete, so progress is made.
-  std::vector<std::byte>& bytes = op.file->bytes;
-  const size_t end = static_cast<size_t>(op.position) + length;
-  if (bytes.size() < end) bytes.resize(end);
-  std::memcpy(bytes.data() + op.position, op.write_from.data(), length);
+  place(*op.file, op.write_from.first(length), op.position);
+  if (op.kind == Op::Kind::durable) {
+    op.file->synced = std::max<uint64_t>(op.file->synced, op.position + length);
+  }
   return static_cast<int32_t>(length);
 }
 
@@ -155,7 +163,8 @@ void MemoryDisk::run(Op& op) {
   int32_t result = -EIO;
   if (!crashed_) {
     switch (op.kind) {
-      case Op::Kind::write: result = run_write(op); break;
+      case Op::Kind::write:
+      case Op::Kind::durable: result = run_write(op); break;
       case Op::Kind::read: {
         const std::vector<std::byte>& bytes = op.file->bytes;
         const size_t from = std::min(static_cast<size_t>(op.position), bytes.size());

@@ -23,7 +23,9 @@ namespace hark::test {
 // writes of more than 64 bytes move half of them. crash() simulates power loss: each file keeps
 // what its last datasync covered plus a random part of the bytes written after it (cut at a random
 // byte), queued operations fail with EIO and so does everything until restart(), so the log under
-// test can be closed and dropped before it is reopened on the surviving bytes.
+// test can be closed and dropped before it is reopened on the surviving bytes. A durable write
+// (write_durable) is synced when it completes; one still queued at a crash is torn: a random
+// prefix of its bytes reaches the file (a device that wrote part of a rewritten block).
 //
 // Single-threaded. Not thread-safe.
 class MemoryDisk final : public storage::Disk {
@@ -51,6 +53,9 @@ class MemoryDisk final : public storage::Disk {
   uint64_t datasyncs_count() const { return datasyncs_count_; }
   // Asynchronous writes submitted so far (group commit tests count them).
   uint64_t writes_count() const { return writes_count_; }
+  // Durable writes submitted so far, and those a crash tore.
+  uint64_t durable_writes_count() const { return durable_writes_count_; }
+  uint64_t torn_writes_count() const { return torn_writes_count_; }
 
   void fail_writes(int error_number) { write_errno_ = error_number; }
   void fail_syncs(int error_number) { sync_errno_ = error_number; }
@@ -60,6 +65,12 @@ class MemoryDisk final : public storage::Disk {
   // `random` picks each file's cut: called with a bound, returns a value in [0, bound].
   template <typename Random>
   void crash(Random&& random) {
+    for (const Op& op : queue_) {
+      if (op.kind != Op::Kind::durable) continue;
+      const auto torn = static_cast<size_t>(random(op.write_from.size()));
+      place(*op.file, op.write_from.first(torn), op.position);
+      torn_writes_count_ += torn < op.write_from.size() ? 1 : 0;
+    }
     for (auto& [path, data] : files_) {
       const uint64_t size = data->bytes.size();
       const uint64_t keep = std::min(data->synced, size);
@@ -81,7 +92,7 @@ class MemoryDisk final : public storage::Disk {
   class File;
   class Lock;
   struct Op {
-    enum class Kind : uint8_t { write, read, sync } kind;
+    enum class Kind : uint8_t { write, durable, read, sync } kind;
     std::shared_ptr<FileData> file;
     std::span<std::byte> read_into;
     std::span<const std::byte> write_from;
@@ -89,6 +100,12 @@ class MemoryDisk final : public storage::Disk {
     io::Completion* done = nullptr;
   };
   void run(Op& op);
+  // Copies `bytes` into `file` at `position`, growing it (with zeros) as needed.
+  static void place(FileData& file, std::span<const std::byte> bytes, uint64_t position) {
+    const size_t end = static_cast<size_t>(position) + bytes.size();
+    if (file.bytes.size() < end) file.bytes.resize(end);
+    std::copy(bytes.begin(), bytes.end(), file.bytes.begin() + static_cast<ptrdiff_t>(position));
+  }
   int32_t run_write(Op& op);
 
   std::map<std::string, std::shared_ptr<FileData>> files_;
@@ -103,6 +120,8 @@ class MemoryDisk final : public storage::Disk {
   uint64_t datasyncs_count_ = 0;
   size_t open_files_ = 0;
   uint64_t writes_count_ = 0;
+  uint64_t durable_writes_count_ = 0;
+  uint64_t torn_writes_count_ = 0;
 };
 
 }  // namespace hark::test
