@@ -1,11 +1,13 @@
 // harkd: hark's thin server. Loads its configuration (config.h), takes its data directory and
 // port (instance_lock.h), shares the open-file limit between connections and partitions,
 // opens one SO_REUSEPORT listener per shard (all on one port), starts the broker with the
-// server's ShardHooks, prints the ready line and waits for signals: SIGUSR1 (and, if
-// log.stats_interval is set, every interval) logs one line of wait-path counters; SIGTERM or
-// SIGINT stops the broker (parked polls are answered empty first) and exits 0. Exit codes: 0
-// after a stop signal, --help or --print-config; 1 when it cannot start (another harkd holds
-// the data directory or the port, the partitions on disk leave no connection); 2 for a bad
+// server's ShardHooks and, when metrics.address is set, the /metrics listener
+// (metrics_server.h), prints the ready line (`harkd metrics on HOST:PORT` follows it in the same
+// write) and waits for signals: SIGUSR1 (and, if log.stats_interval is set, every interval)
+// logs one line of wait-path counters; SIGTERM or SIGINT stops the broker (parked polls are
+// answered empty first) and exits 0. Exit codes: 0 after a stop signal, --help or
+// --print-config; 1 when it cannot start (another harkd holds the data directory or the port,
+// the metrics address cannot be bound, the partitions on disk leave no connection); 2 for a bad
 // configuration (flags, environment, file, or a limit the process cannot honour), or the
 // default root password on a non-loopback address without --allow-default-root-password.
 #include <errno.h>
@@ -194,6 +196,32 @@ std::string scrape(core::Broker& broker, const Server& server, const ServerOptio
   return render_metrics(snapshot);
 }
 
+// The ready line on stdout and in the log; with a metrics listener, its line in the same write.
+void announce(const ServerOptions& options, const std::string& bound,
+              const std::string& metrics_bound) {
+  const std::string metrics_line =
+      metrics_bound.empty() ? "" : "harkd metrics on " + metrics_bound + "\n";
+  printf("harkd listening on %s\n%s", bound.c_str(), metrics_line.c_str());
+  fflush(stdout);
+  HARK_LOG_INFO("listening on %s with %u shards, data in %s", bound, options.shards_count,
+                options.data_directory);
+  if (!metrics_bound.empty()) HARK_LOG_INFO("metrics: GET /metrics on %s", metrics_bound);
+}
+
+class Scrapes final : public MetricsServer::Source {
+ public:
+  Scrapes(core::Broker& broker, const Server& server, const ServerOptions& options)
+      : broker_(broker), server_(server), options_(options) {}
+  std::string render(const MetricsHttpCounts& counts) override {
+    return scrape(broker_, server_, options_, counts);
+  }
+
+ private:
+  core::Broker& broker_;
+  const Server& server_;
+  const ServerOptions& options_;
+};
+
 // The metrics listener, if metrics.address is set; its bound address in `bound`. Exit code 1
 // (logged) when it cannot listen.
 Result<int> open_metrics_listener(const ServerOptions& options, std::string& bound) {
@@ -344,21 +372,13 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     log::flush();
     return 1;
   }
+  Scrapes scrapes(**broker, server, options);
   std::unique_ptr<MetricsServer> metrics;
   if (*metrics_listener >= 0) {
-    metrics = std::make_unique<MetricsServer>(
-        *metrics_listener, options.metrics_request_timeout,
-        [&broker = **broker, &server, &options](const MetricsHttpCounts& http) {
-          return scrape(broker, server, options, http);
-        });
+    metrics = std::make_unique<MetricsServer>(*metrics_listener, options.metrics_request_timeout,
+                                              scrapes);
   }
-  // One write: the metrics line, when there is one, comes with the ready line.
-  printf("harkd listening on %s\n%s", bound.to_string().c_str(),
-         metrics ? ("harkd metrics on " + metrics_bound + "\n").c_str() : "");
-  fflush(stdout);
-  HARK_LOG_INFO("listening on %s with %u shards, data in %s", bound.to_string(),
-                options.shards_count, options.data_directory);
-  if (metrics) HARK_LOG_INFO("metrics: GET /metrics on %s", metrics_bound);
+  announce(options, bound.to_string(), metrics ? metrics_bound : "");
 
   const int signal_number = wait_for_stop(stop_signals, options.stats_interval, **broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));

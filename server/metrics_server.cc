@@ -68,11 +68,11 @@ void MetricsServer::Scraper::close() {
   *this = Scraper{};
 }
 
-MetricsServer::MetricsServer(int listener, Duration timeout, Render render)
+MetricsServer::MetricsServer(int listener, Duration timeout, Source& source)
     : listener_(listener),
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       timeout_(timeout),
-      render_(std::move(render)) {
+      source_(source) {
   HARK_ASSERT(wake_fd_ >= 0);
   thread_ = std::thread([this] { run(); });
 }
@@ -165,7 +165,7 @@ void MetricsServer::answer(Scraper& scraper) {
   } else {
     counts_.scrapes++;
     scraper.out =
-        http_answer("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_(counts_));
+        http_answer("200 OK", "text/plain; version=0.0.4; charset=utf-8", source_.render(counts_));
   }
   scraper.in.clear();
   scraper.in.shrink_to_fit();

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <array>
-#include <functional>
 #include <string>
 #include <thread>
 
@@ -24,12 +23,20 @@ namespace hark::server {
 // request head and one rendered answer.
 class MetricsServer {
  public:
-  using Render = std::function<std::string(const MetricsHttpCounts& counts)>;
+  // What a scrape answers: the text format of one snapshot (render_metrics()).
+  class Source {
+   public:
+    virtual std::string render(const MetricsHttpCounts& counts) = 0;
+
+   protected:
+    ~Source() = default;
+  };
   static constexpr size_t request_bytes_max = 8192;
   static constexpr size_t scrapers_max = 4;
 
-  // Takes `listener` (a non-blocking listening socket). Starts the thread at once.
-  MetricsServer(int listener, Duration timeout, Render render);
+  // Takes `listener` (a non-blocking listening socket); `source` must outlive this. Starts the
+  // thread at once.
+  MetricsServer(int listener, Duration timeout, Source& source);
   // Stops the thread (it is woken at once) and closes every socket.
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
@@ -65,7 +72,7 @@ class MetricsServer {
   int listener_;
   int wake_fd_;  // An eventfd the destructor writes to stop run().
   Duration timeout_;
-  Render render_;
+  Source& source_;
   std::thread thread_;
 };
 

@@ -1,8 +1,12 @@
 // Covers the text exposition writer (server/metrics.h) and the latency histogram it reads
 // (core/base/histogram.h): bucket edges (a value on a bound counts in that bucket, as `le`
 // says), cumulative buckets ending in +Inf == _count, _sum in seconds, label values escaped,
-// the overflow series only when a cap dropped something, and one HELP and TYPE per family.
+// the overflow series only when a cap dropped something, one HELP and TYPE per family, and
+// that docs/grafana-hark.json queries only families harkd exports.
+#include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -106,6 +110,26 @@ TEST(MetricsText, EveryFamilyHasOneHelpAndOneType) {
     EXPECT_EQ(helps[family], 1) << family;
   }
   EXPECT_GE(types.size(), 30u);
+}
+
+TEST(MetricsText, TheGrafanaDashboardQueriesOnlyExportedFamilies) {
+  std::ifstream file(std::string(HARK_SOURCE_DIR) + "/docs/grafana-hark.json");
+  ASSERT_TRUE(file.good());
+  const std::string dashboard((std::istreambuf_iterator<char>(file)), {});
+  const std::string exported = render_metrics(MetricsSnapshot{});
+  const std::regex name(R"((hark|process)_[a-z_]+)");
+  std::set<std::string> queried;
+  for (auto it = std::sregex_iterator(dashboard.begin(), dashboard.end(), name);
+       it != std::sregex_iterator(); ++it) {
+    std::string family = it->str();
+    if (family.ends_with("_bucket")) family.resize(family.size() - 7);
+    queried.insert(family);
+  }
+  EXPECT_GE(queried.size(), 15u);
+  for (const std::string& family : queried) {
+    if (family == "hark_harkd") continue;  // The dashboard's uid.
+    EXPECT_NE(exported.find("# TYPE " + family + " "), std::string::npos) << family;
+  }
 }
 
 }  // namespace
