@@ -2,14 +2,17 @@
 // has streams, a consumer group, stored offsets, appends and a woken poll (so
 // every family, histograms included, has samples) passes `promtool check metrics`
 // (Debian's `prometheus` package, installed by tools/install-deps.sh), which parses the text
-// format strictly and applies Prometheus' naming lint. Label promtool: it starts promtool beside
-// harkd, so it runs in the release stage only.
+// format strictly and applies Prometheus' naming lint; and every query of docs/grafana-hark.json
+// parses as PromQL (`promtool check rules` over them, Grafana's variables replaced). Label
+// promtool: it starts promtool beside harkd, so it runs in the release stage only.
 #include <stdio.h>
 
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 #include "hark/tests/e2e/e2e_support.h"
@@ -29,11 +32,13 @@ class MetricsPromtool : public HarkdTest {
   }
 };
 
-// Runs `promtool check metrics` on `text`; its exit code, and what it printed in `output`.
-int promtool_check(const std::string& text, std::string& output) {
-  const std::string path = testing::TempDir() + "hark_metrics_scrape.txt";
+// Runs `promtool check <what>` on `text` (a file); its exit code, and its output in `output`.
+int promtool_check(const std::string& what, const std::string& text, std::string& output) {
+  const std::string path = testing::TempDir() + "hark_metrics_promtool_input";
   std::ofstream(path) << text;
-  FILE* pipe = ::popen(("promtool check metrics < " + path + " 2>&1").c_str(), "r");
+  const std::string command = what == "metrics" ? "promtool check metrics < " + path
+                                                : "promtool check " + what + " " + path;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return -1;
   char buffer[4096];
   size_t got = 0;
@@ -72,8 +77,29 @@ TEST_F(MetricsPromtool, ARealScrapePassesPromtoolCheckMetrics) {
             1)
       << scraped->body;
   std::string output;
-  EXPECT_EQ(promtool_check(scraped->body, output), 0) << output << "\nscrape:\n" << scraped->body;
+  EXPECT_EQ(promtool_check("metrics", scraped->body, output), 0) << output << "\nscrape:\n"
+                                                                 << scraped->body;
   EXPECT_EQ(output, "") << "promtool's lint found something";
+}
+
+TEST(MetricsDashboard, EveryGrafanaQueryParsesAsPromQL) {
+  std::ifstream file(std::string(HARK_SOURCE_DIR) + "/docs/grafana-hark.json");
+  ASSERT_TRUE(file.good());
+  const nlohmann::json dashboard = nlohmann::json::parse(file);
+  std::string rules = "groups:\n- name: grafana-hark\n  rules:\n";
+  int count = 0;
+  for (const auto& panel : dashboard.at("panels")) {
+    for (const auto& target : panel.at("targets")) {
+      std::string expr = target.at("expr").get<std::string>();
+      expr = std::regex_replace(expr, std::regex(R"(\$__rate_interval)"), "5m");
+      expr = std::regex_replace(expr, std::regex(R"(\$instance)"), ".*");
+      rules +=
+          "  - record: hark:dashboard_" + std::to_string(count++) + "\n    expr: '" + expr + "'\n";
+    }
+  }
+  EXPECT_GE(count, 20);
+  std::string output;
+  EXPECT_EQ(promtool_check("rules", rules, output), 0) << output << "\nrules:\n" << rules;
 }
 
 }  // namespace
