@@ -229,7 +229,7 @@ void WaitShard::hand_back(Registration& registration) {
   if (registration.woken_here() && registration.read_count() > 0 && hook != nullptr) {
     hook->on_won(registration);
   }
-  registration.committed_at_ = registration.point().committed_at();
+  registration.committed_at_ = wake_stamp(registration.point());
   reactor_.post(registration.wait().home(), registration);
   // Flush as we go, in doubling chunks (16, 32, 64, ...): a commit waking thousands must not
   // hold the first answer back, and a woken home shard should not be put back to sleep and
@@ -267,7 +267,14 @@ void WaitShard::publish(CommitPoint& point, uint64_t next_offset) {
 
 void WaitShard::mark_dirty(CommitPoint& point) {
   dirty_.push_back(&point);
-  point.set_committed_at(reactor_.clock().monotonic_now());
+  // A commit nobody waits for reads no clock; a registration that arrives before the settle
+  // is stamped at its hand-back (wake_stamp).
+  point.set_committed_at(point.watched() ? reactor_.clock().monotonic_now() : Instant{});
+}
+
+Instant WaitShard::wake_stamp(CommitPoint& point) {
+  if (point.committed_at() == Instant{}) point.set_committed_at(reactor_.clock().monotonic_now());
+  return point.committed_at();
 }
 
 void WaitShard::reset(CommitPoint& point, uint64_t next_offset) {

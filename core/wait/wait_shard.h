@@ -185,6 +185,8 @@ class WaitShard final : public io::IterationHook {
   void record_wake(const Registration& winner);
   // Queues a point that just became dirty for this iteration's settle, stamping the time.
   void mark_dirty(CommitPoint& point);
+  // The commit time a registration handed back from `point` carries (read now if not yet).
+  Instant wake_stamp(CommitPoint& point);
   void maybe_release(Wait& wait);
   bool recheck(std::span<const Watch> watches, Wait& wait);
   void sweep();
