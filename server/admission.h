@@ -27,6 +27,7 @@ class ConnectionCounters {
  public:
   void add(Refusal refusal) { counts_[index(refusal)].fetch_add(1, std::memory_order_relaxed); }
   void add_receive_paused() { receive_paused_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t receive_paused() const { return receive_paused_.load(std::memory_order_relaxed); }
   uint64_t count(Refusal refusal) const {
     return counts_[index(refusal)].load(std::memory_order_relaxed);
   }

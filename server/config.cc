@@ -24,6 +24,7 @@ namespace {
 constexpr uint32_t shards_max = 1024;
 constexpr uint32_t connections_limit = 1'000'000;
 constexpr uint32_t parked_limit = 1'000'000;
+constexpr uint32_t series_limit = 1'000'000;
 
 // One setting: its TOML key, flag and environment names, how to apply a value (an error line,
 // or empty when fine) and how to print the current one as a TOML value.
@@ -151,16 +152,6 @@ std::string format_name_list(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& name : names) text += (text.empty() ? "" : ",") + name;
   return text;
-}
-
-std::string_view durability_name(storage::Durability durability) {
-  switch (durability) {
-    case storage::Durability::memory: return "memory";
-    case storage::Durability::write: return "write";
-    case storage::Durability::interval: return "interval";
-    case storage::Durability::always: return "always";
-  }
-  return "write";
 }
 
 std::string_view level_name(log::Level level) {
@@ -388,6 +379,36 @@ const Setting settings[] = {
        return error;
      },
      [](const ServerOptions& o) { return toml_string(format_duration(o.heartbeat_interval)); }},
+    {"metrics.address", "--metrics-address", "HARK_METRICS_ADDRESS", "",
+     "serve GET /metrics (Prometheus text format) on this HOST:PORT (empty: off)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_address(o.metrics_address, "metrics.address", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(o.metrics_address); }},
+    {"metrics.max_partition_series", "--metrics-max-partition-series",
+     "HARK_METRICS_MAX_PARTITION_SERIES", "",
+     "partitions with their own hark_partition_next_offset series (the rest: one series)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<0, series_limit>(o.metrics_max_partition_series,
+                                           "metrics.max_partition_series", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.metrics_max_partition_series); }},
+    {"metrics.max_consumer_series", "--metrics-max-consumer-series",
+     "HARK_METRICS_MAX_CONSUMER_SERIES", "",
+     "consumers and groups with their own hark_consumer_lag_messages series (the rest: one)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<0, series_limit>(o.metrics_max_consumer_series,
+                                           "metrics.max_consumer_series", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.metrics_max_consumer_series); }},
+    {"metrics.request_timeout", "--metrics-request-timeout", "HARK_METRICS_REQUEST_TIMEOUT", "",
+     "a scrape's whole exchange (request in, answer out) must end within this",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.metrics_request_timeout, "metrics.request_timeout", v, false);
+     },
+     [](const ServerOptions& o) {
+       return toml_string(format_duration(o.metrics_request_timeout));
+     }},
     {"node.id", "--node-id", "HARK_NODE_ID", "", "this node's id",
      [](ServerOptions& o, std::string_view v) {
        return apply_count<0, UINT32_MAX>(o.node_id, "node.id", v);
@@ -792,6 +813,16 @@ std::string usage() {
     out += flag + std::string(setting.help) + "\n";
   }
   return out;
+}
+
+std::string_view durability_name(storage::Durability durability) {
+  switch (durability) {
+    case storage::Durability::memory: return "memory";
+    case storage::Durability::write: return "write";
+    case storage::Durability::interval: return "interval";
+    case storage::Durability::always: return "always";
+  }
+  return "write";
 }
 
 }  // namespace hark::server

@@ -49,6 +49,8 @@ std::string usage();
 // "500us", "250ms", "5s", "2m", "1h", or "0": a non-negative duration. nullopt otherwise.
 std::optional<Duration> parse_duration(std::string_view text);
 std::string format_duration(Duration duration);
+// storage.durability's value: "memory", "write", "interval" or "always".
+std::string_view durability_name(storage::Durability durability);
 // Bytes: "1048576", "64KiB", "1 GiB", "10MB" (KB/MB/GB are 1000-based, KiB/MiB/GiB 1024).
 std::optional<uint64_t> parse_size(std::string_view text);
 

@@ -1,11 +1,13 @@
 // harkd: hark's thin server. Loads its configuration (config.h), takes its data directory and
 // port (instance_lock.h), shares the open-file limit between connections and partitions,
 // opens one SO_REUSEPORT listener per shard (all on one port), starts the broker with the
-// server's ShardHooks, prints the ready line and waits for signals: SIGUSR1 (and, if
-// log.stats_interval is set, every interval) logs one line of wait-path counters; SIGTERM or
-// SIGINT stops the broker (parked polls are answered empty first) and exits 0. Exit codes: 0
-// after a stop signal, --help or --print-config; 1 when it cannot start (another harkd holds
-// the data directory or the port, the partitions on disk leave no connection); 2 for a bad
+// server's ShardHooks and, when metrics.address is set, the /metrics listener
+// (metrics_server.h), prints the ready line (`harkd metrics on HOST:PORT` follows it in the same
+// write) and waits for signals: SIGUSR1 (and, if log.stats_interval is set, every interval)
+// logs one line of wait-path counters; SIGTERM or SIGINT stops the broker (parked polls are
+// answered empty first) and exits 0. Exit codes: 0 after a stop signal, --help or
+// --print-config; 1 when it cannot start (another harkd holds the data directory or the port,
+// the metrics address cannot be bound, the partitions on disk leave no connection); 2 for a bad
 // configuration (flags, environment, file, or a limit the process cannot honour), or the
 // default root password on a non-loopback address without --allow-default-root-password.
 #include <errno.h>
@@ -32,7 +34,10 @@
 #include "hark/io/socket.h"
 #include "hark/server/config.h"
 #include "hark/server/instance_lock.h"
+#include "hark/server/metrics.h"
+#include "hark/server/metrics_server.h"
 #include "hark/server/options.h"
+#include "hark/server/process_stats.h"
 #include "hark/server/server.h"
 #include "hark/server/users/journal_user_backend.h"
 #include "hark/server/users/user_store.h"
@@ -163,6 +168,76 @@ void log_stats(core::Broker& broker, const Server& server) {
       server.connection_counters().format());
 }
 
+// One scrape of /metrics: a GetStats tour with the series (the stats line's mechanism: each
+// shard adds its own counters and partitions on its thread), plus the server's and process's
+// figures. Runs on the metrics thread, which alone waits for the tour.
+std::string scrape(core::Broker& broker, const Server& server, const ServerOptions& options,
+                   const MetricsHttpCounts& http) {
+  core::Blocking<core::GetStats> stats;
+  stats.limits = {.partitions = options.metrics_max_partition_series,
+                  .consumers = options.metrics_max_consumer_series};
+  if (!stats.call(broker).ok()) return {};
+  MetricsSnapshot snapshot{.stats = stats.stats,
+                           .series = std::move(stats.series),
+                           .durability = durability_name(options.durability),
+                           .shards = options.shards_count,
+                           .connections = server.connections_count(),
+                           .migrations = server.migrations(),
+                           .migrations_refused = server.migrations_refused(),
+                           .start_time_seconds = static_cast<double>(server.started_at()) / 1e6,
+                           .resident_bytes = resident_bytes(),
+                           .cpu_seconds = static_cast<double>(cpu_micros()) / 1e6,
+                           .http = http};
+  const ConnectionCounters& counters = server.connection_counters();
+  for (size_t i = 0; i < snapshot.refusals.size(); ++i) {
+    snapshot.refusals[i] = counters.count(static_cast<Refusal>(i));
+  }
+  snapshot.receive_paused = counters.receive_paused();
+  return render_metrics(snapshot);
+}
+
+// The ready line on stdout and in the log; with a metrics listener, its line in the same write.
+void announce(const ServerOptions& options, const std::string& bound,
+              const std::string& metrics_bound) {
+  const std::string metrics_line =
+      metrics_bound.empty() ? "" : "harkd metrics on " + metrics_bound + "\n";
+  printf("harkd listening on %s\n%s", bound.c_str(), metrics_line.c_str());
+  fflush(stdout);
+  HARK_LOG_INFO("listening on %s with %u shards, data in %s", bound, options.shards_count,
+                options.data_directory);
+  if (!metrics_bound.empty()) HARK_LOG_INFO("metrics: GET /metrics on %s", metrics_bound);
+}
+
+class Scrapes final : public MetricsServer::Source {
+ public:
+  Scrapes(core::Broker& broker, const Server& server, const ServerOptions& options)
+      : broker_(broker), server_(server), options_(options) {}
+  std::string render(const MetricsHttpCounts& counts) override {
+    return scrape(broker_, server_, options_, counts);
+  }
+
+ private:
+  core::Broker& broker_;
+  const Server& server_;
+  const ServerOptions& options_;
+};
+
+// The metrics listener, if metrics.address is set; its bound address in `bound`. Exit code 1
+// (logged) when it cannot listen.
+Result<int> open_metrics_listener(const ServerOptions& options, std::string& bound) {
+  if (options.metrics_address.empty()) return -1;
+  Result<io::SocketAddress> address = io::parse_address(options.metrics_address);
+  HARK_ASSERT(address.ok());  // parse_flags() checked it.
+  Result<int> listener = io::listen_tcp(*address, false, 64);
+  if (!listener.ok()) {
+    HARK_LOG_ERROR("cannot listen on metrics.address %s (see the log above)",
+                   options.metrics_address.c_str());
+    return listener.error();
+  }
+  bound = io::local_address(*listener)->to_string();
+  return listener;
+}
+
 // Waits for a stop signal, logging the stats line on SIGUSR1 and every `interval` (0: never).
 int wait_for_stop(const sigset_t& signals, Duration interval, core::Broker& broker,
                   const Server& server) {
@@ -275,6 +350,12 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     for (const int fd : *listeners) ::close(fd);
     return 1;
   }
+  std::string metrics_bound;
+  Result<int> metrics_listener = open_metrics_listener(options, metrics_bound);
+  if (!metrics_listener.ok()) {
+    for (const int fd : *listeners) ::close(fd);
+    return 1;
+  }
   ServerOptions bound_options = options;
   bound_options.bound_address = bound.to_string();
   bound_options.connections_max = files.connections_max;
@@ -291,13 +372,17 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     log::flush();
     return 1;
   }
-  printf("harkd listening on %s\n", bound.to_string().c_str());
-  fflush(stdout);
-  HARK_LOG_INFO("listening on %s with %u shards, data in %s", bound.to_string(),
-                options.shards_count, options.data_directory);
+  Scrapes scrapes(**broker, server, options);
+  std::unique_ptr<MetricsServer> metrics;
+  if (*metrics_listener >= 0) {
+    metrics = std::make_unique<MetricsServer>(*metrics_listener, options.metrics_request_timeout,
+                                              scrapes);
+  }
+  announce(options, bound.to_string(), metrics ? metrics_bound : "");
 
   const int signal_number = wait_for_stop(stop_signals, options.stats_interval, **broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
+  metrics.reset();  // Before the broker: a scrape waits for it.
   server.stop_auth();
   (*broker)->stop();
   broker->reset();

@@ -82,6 +82,16 @@ struct ServerOptions {
   uint32_t parked_polls_per_shard_max = 16384;
   uint64_t parked_polls_total_max = 100'000;
 
+  // Prometheus metrics (server/metrics_server.h, docs/operations.md §Metrics): GET /metrics on
+  // this HOST:PORT, a listener of its own served by one thread off the shards; empty: off.
+  std::string metrics_address;
+  // Label sets are bounded: partitions and consumers (or groups) past these get no series of
+  // their own, and are summed into one overflow series each. 0: no such series at all.
+  uint32_t metrics_max_partition_series = 10'000;
+  uint32_t metrics_max_consumer_series = 1'000;
+  // A scraper must send its request and take the answer within this, or it is closed.
+  Duration metrics_request_timeout = std::chrono::seconds(5);
+
   // Node identity, reported by get_cluster_metadata: without cluster_enabled a single node
   // (cluster "single-node", this name), the leader, as Iggy 0.8.0 with its cluster disabled.
   uint32_t node_id = 0;

@@ -9,7 +9,6 @@
 #include <sys/utsname.h>
 
 namespace hark::server {
-namespace {
 
 // Resident set size in bytes: the second field of /proc/self/statm, in pages.
 uint64_t resident_bytes() {
@@ -32,6 +31,8 @@ uint64_t cpu_micros() {
   };
   return micros(usage.ru_utime) + micros(usage.ru_stime);
 }
+
+namespace {
 
 void fill_system(protocol::StatsResponse& response, const std::string& data_directory) {
   struct sysinfo info {};

@@ -25,6 +25,10 @@ struct StatsContext {
 // cache metrics (docs/operations.md). Control plane: a few syscalls, a small file read.
 protocol::StatsResponse stats_response(const core::BrokerStats& stats, const StatsContext& context);
 
+// The process's resident set size (/proc/self/statm) and CPU time, user + system (getrusage).
+uint64_t resident_bytes();
+uint64_t cpu_micros();
+
 // harkd's own version string, in get_stats.
 inline constexpr const char* server_version = "hark 0.1.0 (iggy 0.8.0 protocol)";
 

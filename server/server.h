@@ -54,6 +54,8 @@ class Server final : public core::ShardHooks {
   uint64_t migrations_refused() const {
     return shared_.migrations_refused.load(std::memory_order_relaxed);
   }
+  // When harkd started, µs since the epoch (any thread).
+  UnixMicros started_at() const { return shared_.started_at; }
   // Refusals, evictions, deadline closes and paused receives (any thread).
   const ConnectionCounters& connection_counters() const { return shared_.counters; }
 

@@ -97,7 +97,7 @@ stages=${1:-all}
 [[ $stages == all ]] && stages="release asan tsan fuzz"
 for stage in $stages; do
   case $stage in
-    release) run_stage release '^(unit|concurrency|model|mutant|e2e|bench-smoke|lint|install)$' ;;
+    release) run_stage release '^(unit|concurrency|model|mutant|e2e|promtool|bench-smoke|lint|install)$' ;;
     asan) run_stage asan '^(unit|concurrency|e2e)$' "$(label_targets asan unit concurrency e2e)" ;;
     tsan) run_stage tsan '^concurrency$' "$(label_targets tsan concurrency)" ;;
     fuzz) run_stage fuzz '^fuzz$' ;;

@@ -5,6 +5,9 @@
 //                                    from the commit to the K-th answer (Time) and to the
 //                                    first (first_answer_us), shard CPU per woken waiter,
 //                                    eventfd writes per commit
+//   BM_metrics_latency_record        what a commit or a wake adds for /metrics: one
+//                                    monotonic clock read (through the reactor's Clock) and
+//                                    one LatencyHistogram::record
 // Every benchmark reports allocs_per_op from the counting allocator.
 #include <atomic>
 #include <chrono>
@@ -172,6 +175,16 @@ void BM_wait_commit_wakes(benchmark::State& state) {
   group->stop();
 }
 BENCHMARK(BM_wait_commit_wakes)->Arg(1)->Arg(10)->Arg(100)->Arg(1000)->UseManualTime();
+
+void BM_metrics_latency_record(benchmark::State& state) {
+  Clock& clock = SystemClock::instance();
+  LatencyHistogram histogram;
+  const Instant start = clock.monotonic_now();
+  for (auto _ : state) histogram.record(clock.monotonic_now() - start);
+  benchmark::DoNotOptimize(histogram);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_metrics_latency_record);
 
 }  // namespace
 }  // namespace hark::core

@@ -67,8 +67,7 @@ class LagCondition final : public Condition {
   Verdict evaluate(const PartitionFacts& facts, const ConditionRequest& request,
                    std::span<std::byte, condition_answer_max> answer) const override {
     const std::optional<uint64_t> stored = facts.stored_offset(request.consumer);
-    const uint64_t first = first_readable(facts, request.consumer);
-    const uint64_t lag = facts.next_offset - std::min(first, facts.next_offset);
+    const uint64_t lag = internal::consumer_lag(facts, request.consumer);
     store_u64(answer, 0, facts.next_offset);
     answer[8] = std::byte{stored.has_value() ? uint8_t{1} : uint8_t{0}};
     store_u64(answer, 9, stored.value_or(0));
@@ -127,6 +126,11 @@ std::optional<PartitionLag> partition_lag(const NotifyAnswer& answer) {
 }
 
 namespace internal {
+
+uint64_t consumer_lag(const PartitionFacts& facts, const ConsumerRef& consumer) {
+  const uint64_t first = first_readable(facts, consumer);
+  return facts.next_offset - std::min(first, facts.next_offset);
+}
 
 ConditionRegistry::ConditionRegistry() {
   tables_.push_back(std::make_unique<Table>());

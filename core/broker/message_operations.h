@@ -41,6 +41,8 @@ class Append : public PartitionOperation, private storage::CommitCompletion {
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
   void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
   void committed(Status status) override;
+
+  Instant submitted_at_{};  // For AppendCounters::commit_latency.
 };
 
 // What a poll returns: the messages (a view of committed, immutable bytes, valid on any thread

@@ -30,11 +30,19 @@ void add_counters(WaitCounters& sum, const WaitCounters& shard) {
   sum.rejected_full += shard.rejected_full;
   sum.conditions_evaluated += shard.conditions_evaluated;
   sum.condition_reports += shard.condition_reports;
+  sum.wake_latency.add(shard.wake_latency);
+}
+
+void add_appends(AppendCounters& sum, const AppendCounters& shard) {
+  sum.messages += shard.messages;
+  sum.bytes += shard.bytes;
+  sum.commit_latency.add(shard.commit_latency);
 }
 
 // One shard's part of GetStats: its counters, its partitions and (shard 0) the catalog's.
 void add_shard_figures(BrokerStats& stats, BrokerShard& shard) {
   add_counters(stats.waits, shard.waits().counters());
+  add_appends(stats.appends, shard.append_counters());
   stats.eventfd_writes += shard.reactor().counters().wakes_sent;
   stats.reevaluated += shard.poll_counters().reevaluated;
   stats.reparked += shard.poll_counters().reparked;
@@ -337,6 +345,7 @@ void GetTopics::step(BrokerShard& shard) {
 // Append: the partition is picked at home.
 Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
   owner_shard.reset();
+  submitted_at_ = shard.waits().clock().monotonic_now();
   HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
   const auto partitions = static_cast<uint32_t>(entry->partitions.size());
   if (partitions == 0) return Error::no_partitions;
@@ -370,6 +379,8 @@ void Append::committed(Status status) {
   shard.expect_on(*owner_shard);
   // Acknowledged once the wake-ups of this commit have left (WaitShard::after_settle).
   if (status.ok()) {
+    shard.append_counters().record(count, messages.size(),
+                                   shard.waits().clock().monotonic_now() - submitted_at_);
     Flow::finish_after_settle(*this, shard);
     return;
   }
@@ -459,10 +470,31 @@ void DeleteOffset::offset_written(Status status) {
 }
 
 // Stats: a tour of every shard, 0 to N-1, then home.
+GetStats::GetStats() = default;
+GetStats::~GetStats() = default;
+
+namespace {
+
+// The lag totals, once every shard added its partitions.
+void finish_lags(const internal::SeriesGather& gather, MetricSeries& series) {
+  for (size_t i = 0; i < series.lags.size(); ++i) {
+    const auto unread = gather.topic_unread.find(gather.lag_topic[i]);
+    HARK_ASSERT(unread != gather.topic_unread.end());
+    series.lags[i].lag = unread->second - std::min(unread->second, gather.shortfall[i]);
+  }
+}
+
+}  // namespace
+
 void GetStats::step(BrokerShard& shard) {
   if (Flow::stage(*this) == Stage::start) {
     shard.expect_on(Flow::home(*this));
     stats = BrokerStats{};
+    series = MetricSeries{};
+    // Control plane, and only when series are asked for (GetStats from a client asks none).
+    if (limits.partitions > 0 || limits.consumers > 0) {
+      gather_ = std::make_unique<internal::SeriesGather>();
+    }
     if (shard.id() != ShardId(0)) {
       Flow::go_to(*this, shard, ShardId(0), Stage::stats_visit);
       return;
@@ -472,11 +504,14 @@ void GetStats::step(BrokerShard& shard) {
   HARK_ASSERT(Flow::stage(*this) == Stage::start || Flow::stage(*this) == Stage::stats_visit);
   HARK_ASSERT(shard.id().value() < shard.broker().shards_count());
   add_shard_figures(stats, shard);
+  if (gather_) shard.add_series(limits, *gather_, series);
   const uint32_t next = shard.id().value() + 1;
   if (next < shard.broker().shards_count()) {
     Flow::go_to(*this, shard, ShardId(next), Stage::stats_visit);
     return;
   }
+  if (gather_) finish_lags(*gather_, series);
+  gather_.reset();
   Flow::finish(*this, shard, ok_status());
 }
 

@@ -81,6 +81,12 @@ class CommitPoint : public ListHook<> {
 
   bool dirty() const { return dirty_; }
   void clear_dirty() { dirty_ = false; }
+  // Owner only: whether a registration may be waiting here (drained or still on the list).
+  bool watched() const { return !pending_.empty() || !conditioned_.empty() || !waiters_.empty(); }
+  // Owner only: when the first commit since the last settle was published, for the wake
+  // latency (Instant{}: not read, nobody was waiting then).
+  Instant committed_at() const { return committed_at_; }
+  void set_committed_at(Instant at) { committed_at_ = at; }
   size_t pending() const { return pending_.size() + conditioned_.size(); }
 
  private:
@@ -108,6 +114,7 @@ class CommitPoint : public ListHook<> {
   std::vector<Registration*> conditioned_;  // Owner: condition waiters.
   uint64_t conditioned_wake_ = UINT64_MAX;  // Owner: min wake_at over conditioned_.
   WinHook* win_hook_ = nullptr;             // Owner.
+  Instant committed_at_{};                  // Owner.
   bool dirty_ = false;
   bool offsets_dirty_ = false;  // Owner: an offset changed since the last settle.
 };

@@ -82,6 +82,8 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   uint64_t epoch() const { return epoch_; }
   // True if this registration's partition is the one whose commit won the Wait.
   bool woken_here() const { return woken_here_; }
+  // When the commit that woke it was published (set by the owner with woken_here).
+  Instant committed_at() const { return committed_at_; }
   // How many messages the owner may read for the poll when this registration wins (0: none;
   // the home evaluates the poll again instead).
   uint32_t read_count() const { return read_count_; }
@@ -111,6 +113,7 @@ class Registration final : public io::Task, public ListHook<PoolTag> {
   uint32_t read_count_ = 0;
   ConditionSlot* condition_ = nullptr;
   bool woken_here_ = false;
+  Instant committed_at_{};
 };
 
 // What the home shard is told when a parked poll ends (never for a cancelled one).

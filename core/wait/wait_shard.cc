@@ -183,6 +183,11 @@ void WaitShard::deliver(Wait& wait, WaitState state, Registration* winner) {
   counters_.parked_now--;
   reactor_.timers().cancel(wait);
   if (wait.client_ != nullptr) wait.client_->on_wait_done(wait, state, winner);
+  if (winner != nullptr && winner->condition() == nullptr) record_wake(*winner);
+}
+
+void WaitShard::record_wake(const Registration& winner) {
+  counters_.wake_latency.record(reactor_.clock().monotonic_now() - winner.committed_at());
 }
 
 void WaitShard::registration_returned(Registration& registration) {
@@ -224,6 +229,7 @@ void WaitShard::hand_back(Registration& registration) {
   if (registration.woken_here() && registration.read_count() > 0 && hook != nullptr) {
     hook->on_won(registration);
   }
+  registration.committed_at_ = wake_stamp(registration.point());
   reactor_.post(registration.wait().home(), registration);
   // Flush as we go, in doubling chunks (16, 32, 64, ...): a commit waking thousands must not
   // hold the first answer back, and a woken home shard should not be put back to sleep and
@@ -256,7 +262,19 @@ void WaitShard::release(CommitPoint& point, AbortReason reason) {
 }
 
 void WaitShard::publish(CommitPoint& point, uint64_t next_offset) {
-  if (point.publish(next_offset)) dirty_.push_back(&point);
+  if (point.publish(next_offset)) mark_dirty(point);
+}
+
+void WaitShard::mark_dirty(CommitPoint& point) {
+  dirty_.push_back(&point);
+  // A commit nobody waits for reads no clock; a registration that arrives before the settle
+  // is stamped at its hand-back (wake_stamp).
+  point.set_committed_at(point.watched() ? reactor_.clock().monotonic_now() : Instant{});
+}
+
+Instant WaitShard::wake_stamp(CommitPoint& point) {
+  if (point.committed_at() == Instant{}) point.set_committed_at(reactor_.clock().monotonic_now());
+  return point.committed_at();
 }
 
 void WaitShard::reset(CommitPoint& point, uint64_t next_offset) {
@@ -265,7 +283,7 @@ void WaitShard::reset(CommitPoint& point, uint64_t next_offset) {
 }
 
 void WaitShard::offsets_changed(CommitPoint& point) {
-  if (point.offsets_changed()) dirty_.push_back(&point);
+  if (point.offsets_changed()) mark_dirty(point);
 }
 
 void WaitShard::abort_all(AbortReason reason) {

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "hark/core/base/histogram.h"
 #include "hark/core/base/intrusive_list.h"
 #include "hark/core/base/result.h"
 #include "hark/core/wait/commit_point.h"
@@ -28,7 +29,9 @@ struct WaitShardOptions {
   Duration sweep_interval = std::chrono::seconds(1);
 };
 
-struct WaitCounters {
+// One shard's wait-path counters, written by that shard only and read on it (GetStats visits
+// each shard), so plain integers; a cache line of its own, so no other shard's writes share it.
+struct alignas(64) WaitCounters {
   uint64_t parked_now = 0;     // Waiting polls whose home is this shard.
   uint64_t parked = 0;         // Parks that stayed parked after the re-check.
   uint64_t ready_at_park = 0;  // Parks whose re-check found them satisfied or aborted.
@@ -45,6 +48,9 @@ struct WaitCounters {
   // Lag changes (reports of a condition over a total) this shard, as home, received while
   // their request waited: several changes in flight at once arrive as one.
   uint64_t condition_reports = 0;
+  // Woken polls (not notifications), home side: from the publish of the commit that woke
+  // them (the first of its loop iteration) to their answer handed to the WaitClient.
+  LatencyHistogram wake_latency;
 };
 
 // One partition a poll waits on: where, from which offset, and the epoch the poll saw.
@@ -177,6 +183,11 @@ class WaitShard final : public io::IterationHook {
   void registration_returned(Registration& registration);
   void wait_expired(Wait& wait);
   void deliver(Wait& wait, WaitState state, Registration* winner);
+  void record_wake(const Registration& winner);
+  // Queues a point that just became dirty for this iteration's settle, stamping the time.
+  void mark_dirty(CommitPoint& point);
+  // The commit time a registration handed back from `point` carries (read now if not yet).
+  Instant wake_stamp(CommitPoint& point);
   void maybe_release(Wait& wait);
   bool recheck(std::span<const Watch> watches, Wait& wait);
   void sweep();

@@ -199,6 +199,14 @@ bool HarkdProcess::read_ready_line(std::chrono::milliseconds timeout) {
   }
 }
 
+uint16_t HarkdProcess::metrics_port() const {
+  constexpr std::string_view prefix = "\nharkd metrics on 127.0.0.1:";
+  const size_t at = stdout_seen_.find(prefix);
+  if (at == std::string::npos) return 0;
+  const unsigned long port = std::strtoul(stdout_seen_.c_str() + at + prefix.size(), nullptr, 10);
+  return port <= 65535 ? static_cast<uint16_t>(port) : 0;
+}
+
 bool HarkdProcess::fail_start(std::string text) {
   error_text_ = std::move(text);
   if (pid_ > 0) {

@@ -113,6 +113,9 @@ class HarkdProcess {
   // "127.0.0.1:PORT", valid after a successful start().
   const std::string& address() const { return address_; }
   uint16_t port() const { return port_; }
+  // The port of the metrics listener (--metrics-address), from the line harkd prints with its
+  // ready line (`harkd metrics on 127.0.0.1:PORT`); 0 if it printed none.
+  uint16_t metrics_port() const;
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
   const std::string& data_directory() const { return data_directory_; }

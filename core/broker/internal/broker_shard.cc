@@ -197,6 +197,81 @@ void BrokerShard::add_partition_figures(BrokerStats& stats) const {
   }
 }
 
+std::pair<std::string, std::string> BrokerShard::names_of(const PartitionKey& key) const {
+  std::pair<std::string, std::string> names{std::to_string(key.stream.value()),
+                                            std::to_string(key.topic.value())};
+  const auto stream = catalog_->streams.find(key.stream.value());
+  if (stream == catalog_->streams.end()) return names;
+  names.first = stream->second->name;
+  const auto topic = stream->second->topics.find(key.topic.value());
+  if (topic != stream->second->topics.end()) names.second = topic->second->name;
+  return names;
+}
+
+void BrokerShard::add_series(const SeriesLimits& limits, SeriesGather& gather,
+                             MetricSeries& series) const {
+  HARK_ASSERT(on_own_thread());
+  for (const auto& [key, partition] : owned_) {
+    const PartitionFacts facts = partition->facts();
+    if (limits.partitions > 0) add_partition_series(key, facts, limits.partitions, series);
+    if (limits.consumers > 0) add_lag_series(*partition, facts, limits.consumers, gather, series);
+  }
+}
+
+void BrokerShard::add_partition_series(const PartitionKey& key, const PartitionFacts& facts,
+                                       uint32_t limit, MetricSeries& series) const {
+  if (series.partitions.size() >= limit) {
+    series.partitions_dropped++;
+    series.dropped_next_offset_sum += facts.next_offset;
+    return;
+  }
+  auto [stream, topic] = names_of(key);
+  series.partitions.push_back({.stream = std::move(stream),
+                               .topic = std::move(topic),
+                               .partition = key.partition.value(),
+                               .next_offset = facts.next_offset});
+}
+
+void BrokerShard::add_lag_series(const Partition& partition, const PartitionFacts& facts,
+                                 uint32_t limit, SeriesGather& gather, MetricSeries& series) const {
+  const SeriesGather::TopicKey topic{facts.stream_id, facts.topic_id};
+  const uint64_t unread = facts.next_offset - std::min(facts.first_offset, facts.next_offset);
+  gather.topic_unread[topic] += unread;
+  partition.for_each_consumer([&](const ConsumerRef& consumer) {
+    const uint64_t lag = consumer_lag(facts, consumer);
+    const SeriesGather::LagKey key{facts.stream_id, facts.topic_id, consumer};
+    if (const auto found = gather.lag_index.find(key); found != gather.lag_index.end()) {
+      gather.shortfall[found->second] += unread - lag;
+      return;
+    }
+    if (series.lags.size() >= limit) {
+      if (gather.dropped.insert(key).second) series.lags_dropped++;
+      series.dropped_lag_sum += lag;
+      return;
+    }
+    auto [stream, topic_name] = names_of(partition.cell().key);
+    LagSeries entry{
+        .stream = std::move(stream), .topic = std::move(topic_name), .consumer = consumer};
+    if (consumer.kind == ConsumerRef::Kind::group) entry.group = group_name(topic, consumer.id);
+    gather.lag_index.emplace(key, series.lags.size());
+    gather.shortfall.push_back(unread - lag);
+    gather.lag_topic.push_back(topic);
+    series.lags.push_back(std::move(entry));
+  });
+}
+
+std::string BrokerShard::group_name(std::pair<uint32_t, uint32_t> topic, uint32_t group) const {
+  const auto stream = catalog_->streams.find(topic.first);
+  if (stream != catalog_->streams.end()) {
+    const auto entry = stream->second->topics.find(topic.second);
+    if (entry != stream->second->topics.end()) {
+      const auto found = entry->second->groups.find(group);
+      if (found != entry->second->groups.end()) return found->second->name;
+    }
+  }
+  return std::to_string(group);
+}
+
 void BrokerShard::shut_down_waits() {
   HARK_ASSERT(on_own_thread());
   shutting_down_ = true;

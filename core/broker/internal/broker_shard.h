@@ -1,9 +1,12 @@
 #pragma once
 
 #include <memory>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include "hark/core/broker/broker.h"
 #include "hark/core/broker/internal/catalog.h"
@@ -17,6 +20,21 @@
 #include "hark/io/timer_wheel.h"
 
 namespace hark::core::internal {
+
+// GetStats' working state for the series while it tours the shards (stats.h).
+struct SeriesGather {
+  using TopicKey = std::pair<uint32_t, uint32_t>;  // (stream id, topic id)
+  using LagKey = std::tuple<uint32_t, uint32_t, ConsumerRef>;
+  // Σ (next_offset − first_offset) over every partition of a topic: what a consumer that
+  // stored nothing there lags by.
+  absl::flat_hash_map<TopicKey, uint64_t> topic_unread;
+  // Index into MetricSeries::lags, and per entry how much less than topic_unread it lags
+  // (Σ over its stored partitions of their unread minus its lag there).
+  absl::flat_hash_map<LagKey, size_t> lag_index;
+  std::vector<uint64_t> shortfall;
+  std::vector<TopicKey> lag_topic;
+  absl::flat_hash_set<LagKey> dropped;
+};
 
 // The broker's part of one shard: its wait machinery, the partitions it owns, its copy of the
 // catalog, and (shard 0) the coordinator of metadata commands. Created and used on the shard's
@@ -85,6 +103,11 @@ class BrokerShard final {
 
   // Adds the figures of the partitions this shard owns.
   void add_partition_figures(BrokerStats& stats) const;
+  // Adds the series of the partitions this shard owns (O(partitions + stored offsets)).
+  void add_series(const SeriesLimits& limits, SeriesGather& gather, MetricSeries& series) const;
+  // Appends this shard committed as owner.
+  AppendCounters& append_counters() { return append_counters_; }
+  const AppendCounters& append_counters() const { return append_counters_; }
 
   // Counted by polls whose home is this shard.
   struct PollCounters {
@@ -109,6 +132,13 @@ class BrokerShard final {
   Status open_partition(const Ref<PartitionCell>& cell);
   storage::LogOptions log_options(const PartitionCell& cell) const;
   void arm_retention();
+  // The catalog's names of a partition's stream and topic (its ids if the catalog has none).
+  std::pair<std::string, std::string> names_of(const PartitionKey& key) const;
+  void add_partition_series(const PartitionKey& key, const PartitionFacts& facts, uint32_t limit,
+                            MetricSeries& series) const;
+  std::string group_name(std::pair<uint32_t, uint32_t> topic, uint32_t group) const;
+  void add_lag_series(const Partition& partition, const PartitionFacts& facts, uint32_t limit,
+                      SeriesGather& gather, MetricSeries& series) const;
 
   Broker& broker_;
   io::Reactor& reactor_;
@@ -124,6 +154,7 @@ class BrokerShard final {
   IntrusiveList<GroupWaiter, GroupPollTag> parked_group_polls_;
   RetentionTimer retention_timer_{*this};
   PollCounters poll_counters_;
+  AppendCounters append_counters_;
   bool shutting_down_ = false;
 };
 

@@ -13,6 +13,11 @@
 
 namespace hark::core::internal {
 
+// The lag of `consumer` on one partition, as hark.lag measures it (docs/notifications.md): the
+// committed messages from where it reads next (its stored offset + 1, or the first retained
+// offset) to next_offset. The one computation behind WaitForLag and /metrics' lag series.
+uint64_t consumer_lag(const PartitionFacts& facts, const ConsumerRef& consumer);
+
 // The conditions a Broker knows by name (docs/notifications.md): the built-ins and those the
 // embedder registered. Read-mostly: find() is one acquire load and a short scan of an
 // immutable table, from any shard; add() (rare, control plane) copies the table under a

@@ -41,6 +41,11 @@ class OffsetStore final : private io::Completion {
   OffsetStore& operator=(const OffsetStore&) = delete;
 
   std::optional<uint64_t> get(const ConsumerRef& consumer) const;
+  // Calls fn(consumer, offset) for every stored offset (what get() answers).
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (const auto& [consumer, offset] : offsets_) fn(consumer, offset);
+  }
   void set(const ConsumerRef& consumer, uint64_t offset, OffsetWritten& done);
   // Returns false (and `done` hears nothing) if nothing was stored for `consumer`.
   bool erase(const ConsumerRef& consumer, OffsetWritten& done);

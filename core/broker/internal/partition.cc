@@ -48,17 +48,8 @@ void Partition::on_won(Registration& registration) {
 
 Verdict Partition::evaluate(const Condition& condition, const ConditionRequest& request,
                             std::span<std::byte, condition_answer_max> answer) {
-  PartitionFacts facts(*this);
-  facts.stream_id = cell_->key.stream.value();
-  facts.topic_id = cell_->key.topic.value();
-  facts.partition_id = cell_->key.partition.value();
-  facts.first_offset = log_->first_offset().value();
-  facts.next_offset = log_->next_offset().value();
-  facts.size_bytes = log_->size_bytes();
-  facts.last_append_timestamp = log_->last_timestamp();
-  facts.now = waits_.clock().realtime_now();
   waits_.count_condition_evaluation();
-  Verdict verdict = condition.evaluate(facts, request, answer);
+  Verdict verdict = condition.evaluate(facts(), request, answer);
   verdict.answer_size = std::min<uint32_t>(verdict.answer_size, condition_answer_max);
   return verdict;
 }
@@ -159,6 +150,19 @@ void Partition::close() {
   log_->set_commit_listener(nullptr);
   log_->close();
   offsets_->close();
+}
+
+PartitionFacts Partition::facts() const {
+  PartitionFacts facts(*this);
+  facts.stream_id = cell_->key.stream.value();
+  facts.topic_id = cell_->key.topic.value();
+  facts.partition_id = cell_->key.partition.value();
+  facts.first_offset = log_->first_offset().value();
+  facts.next_offset = log_->next_offset().value();
+  facts.size_bytes = log_->size_bytes();
+  facts.last_append_timestamp = log_->last_timestamp();
+  facts.now = waits_.clock().realtime_now();
+  return facts;
 }
 
 void Partition::publish_figures() {

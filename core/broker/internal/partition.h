@@ -30,6 +30,7 @@ class Partition final : private storage::CommitListener, public WinHook {
   Partition& operator=(const Partition&) = delete;
 
   PartitionCell& cell() { return *cell_; }
+  const PartitionCell& cell() const { return *cell_; }
   storage::PartitionLog& log() { return *log_; }
 
   // Appends. The batch commits when its write completes (durability `always`: its fdatasync;
@@ -47,6 +48,13 @@ class Partition final : private storage::CommitListener, public WinHook {
                            const ConsumerRef& consumer) const;
 
   std::optional<uint64_t> stored_offset(const ConsumerRef& consumer) const;
+  // What a condition sees of this partition now.
+  PartitionFacts facts() const;
+  // Calls fn(consumer) for every consumer and group with an offset stored here.
+  template <typename Fn>
+  void for_each_consumer(Fn&& fn) const {
+    offsets_->for_each([&](const ConsumerRef& consumer, uint64_t) { fn(consumer); });
+  }
   // Evaluates `condition` on this partition now (docs/notifications.md): for a request's
   // evaluation and, through judge(), for its parked waiters. Counted by the owner's WaitShard.
   Verdict evaluate(const Condition& condition, const ConditionRequest& request,
