@@ -82,6 +82,13 @@ struct ServerOptions {
   uint32_t parked_polls_per_shard_max = 16384;
   uint64_t parked_polls_total_max = 100'000;
 
+  // TLS on the client listener, as Iggy 0.8.0's [tcp.tls] (docs/operations.md §TLS): PEM
+  // files, loaded once at start; enabled without both files is a configuration error.
+  bool tls_enabled = false;
+  bool tls_self_signed = false;  // Iggy's key; harkd refuses true (it generates no certificate).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+
   // Node identity, reported by get_cluster_metadata: without cluster_enabled a single node
   // (cluster "single-node", this name), the leader, as Iggy 0.8.0 with its cluster disabled.
   uint32_t node_id = 0;
