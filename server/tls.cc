@@ -11,6 +11,7 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "hark/core/base/assert.h"
 
@@ -59,7 +60,11 @@ std::string configure(SSL_CTX* context, const std::string& cert_file, const std:
     return "cannot use " + cert_file + " as the TLS certificate chain (PEM): " + openssl_errors();
   }
   if (SSL_CTX_use_PrivateKey_file(context, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    return "cannot use " + key_file + " as the TLS private key (PEM): " + openssl_errors();
+    // OpenSSL compares the key with the certificate as it loads it.
+    const bool mismatch = ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
+    return (mismatch ? "the TLS key " + key_file + " does not match the certificate " + cert_file
+                     : "cannot use " + key_file + " as the TLS private key (PEM)") +
+           ": " + openssl_errors();
   }
   if (SSL_CTX_check_private_key(context) != 1) {
     return "the TLS key " + key_file + " does not match the certificate " + cert_file + ": " +
