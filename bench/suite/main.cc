@@ -43,7 +43,7 @@ void usage(FILE* out) {
                "usage: hark-bench SCENARIO|all [--smoke] [--json-dir DIR] [--harkd PATH]\n"
                "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
                "                  [--durability write|interval|always|memory]\n"
-               "                  [--clients threads|processes] [--placements LIST]\n"
+               "                  [--clients threads|processes] [--placements LIST] [--tls]\n"
                "       hark-bench plot --json-dir DIR [--out DIR]\n"
                "Loopback only. Spawns its own harkd (default: the one next to hark-bench) on a\n"
                "free port with a temporary data directory, or measures --address (then without\n"
@@ -55,6 +55,8 @@ void usage(FILE* out) {
                "--clients processes: wake and peers with producer and consumer in two processes\n"
                "of blocking sockets, in each of --placements unpinned,one-cpu,split (default all\n"
                "three).\n"
+               "--tls: wake and throughput against the spawned harkd with TLS on (a certificate\n"
+               "made for the run with the openssl command).\n"
                "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
                "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);
@@ -120,6 +122,8 @@ bool parse_flags(int argc, char** argv, Options& options, std::string& out_dir) 
       options.placements.clear();
       std::stringstream list(argv[++i]);
       for (std::string name; std::getline(list, name, ',');) options.placements.push_back(name);
+    } else if (arg == "--tls") {
+      options.tls = true;
     } else if (arg == "--shards" && has_value) {
       options.shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else {
@@ -168,6 +172,13 @@ int main(int argc, char** argv) {
   options.harkd_path = default_harkd();
   std::string out_dir;
   if (!parse_flags(argc, argv, options, out_dir)) return 2;
+  // The other scenarios drive raw sockets (Fleet, client processes): plain TCP only.
+  if (options.tls && ((command != "wake" && command != "throughput") || options.client_processes ||
+                      !options.address.empty())) {
+    std::fprintf(stderr,
+                 "hark-bench: --tls runs wake (threads) and throughput on a spawned harkd\n");
+    return 2;
+  }
   if (!options.json_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(options.json_dir, error);

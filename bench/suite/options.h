@@ -24,6 +24,9 @@ struct Options {
   // Where servers and client processes run in the processes mode (--placements): any of
   // unpinned, one-cpu, split.
   std::vector<std::string> placements = {"unpinned", "one-cpu", "split"};
+  // `wake` (threads) and `throughput`: the spawned harkd serves TLS with a certificate made
+  // for the run, and the clients connect with TLS (docs/operations.md §TLS).
+  bool tls = false;
 };
 
 }  // namespace hark::bench
