@@ -9,10 +9,10 @@ namespace hark::server {
 std::string ConnectionCounters::format() const {
   return absl::StrFormat(
       "refused_per_address=%u evicted=%u login_timeouts=%u write_timeouts=%u "
-      "refused_no_files=%u heartbeat_evictions=%u receive_paused=%u",
+      "refused_no_files=%u heartbeat_evictions=%u receive_paused=%u tls_failures=%u",
       count(Refusal::per_address), count(Refusal::evicted), count(Refusal::login_timeout),
       count(Refusal::write_timeout), count(Refusal::no_files), count(Refusal::heartbeat),
-      receive_paused_.load(std::memory_order_relaxed));
+      receive_paused_.load(std::memory_order_relaxed), count(Refusal::tls_failure));
 }
 
 bool UnauthenticatedHosts::add_within(std::string_view host, uint32_t limit) {

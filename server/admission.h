@@ -18,6 +18,7 @@ enum class Refusal : uint8_t {
   write_timeout,  // Took none of a response for limits.write_timeout.
   no_files,       // Accept failed with EMFILE/ENFILE: answered with status 9 and closed.
   heartbeat,      // Sent nothing for heartbeat.interval × 1.2 with no request being answered.
+  tls_failure,    // A failed TLS handshake or record (not TLS, a bad certificate, garbage).
 };
 
 // How often each Refusal happened, and how often a connection paused its receive (the
@@ -32,12 +33,12 @@ class ConnectionCounters {
     return counts_[index(refusal)].load(std::memory_order_relaxed);
   }
   // "refused_per_address=0 evicted=0 login_timeouts=0 write_timeouts=0 refused_no_files=0
-  // heartbeat_evictions=0 receive_paused=0", for the stats line.
+  // heartbeat_evictions=0 receive_paused=0 tls_failures=0", for the stats line.
   std::string format() const;
 
  private:
   static constexpr size_t index(Refusal refusal) { return static_cast<size_t>(refusal); }
-  std::atomic<uint64_t> counts_[6] = {};
+  std::atomic<uint64_t> counts_[7] = {};
   std::atomic<uint64_t> receive_paused_{0};
 };
 

@@ -409,6 +409,32 @@ const Setting settings[] = {
      [](const ServerOptions& o) {
        return toml_string(format_duration(o.metrics_request_timeout));
      }},
+    {"tcp.tls.enabled", "--tls-enabled", "HARK_TLS_ENABLED", "IGGY_TCP_TLS_ENABLED",
+     "true: clients connect with TLS (needs the cert and key files; Iggy 0.8.0's [tcp.tls])",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_bool(o.tls_enabled, "tcp.tls.enabled", v);
+     },
+     [](const ServerOptions& o) { return std::string(o.tls_enabled ? "true" : "false"); }},
+    {"tcp.tls.self_signed", "--tls-self-signed", "HARK_TLS_SELF_SIGNED", "IGGY_TCP_TLS_SELF_SIGNED",
+     "Iggy's key; harkd generates no certificate: only false",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_bool(o.tls_self_signed, "tcp.tls.self_signed", v);
+     },
+     [](const ServerOptions& o) { return std::string(o.tls_self_signed ? "true" : "false"); }},
+    {"tcp.tls.cert_file", "--tls-cert", "HARK_TLS_CERT_FILE", "IGGY_TCP_TLS_CERT_FILE",
+     "PEM certificate chain, leaf first (as a flag: turns TLS on)",
+     [](ServerOptions& o, std::string_view v) {
+       o.tls_cert_file = std::string(v);
+       return std::string();
+     },
+     [](const ServerOptions& o) { return toml_string(o.tls_cert_file); }},
+    {"tcp.tls.key_file", "--tls-key", "HARK_TLS_KEY_FILE", "IGGY_TCP_TLS_KEY_FILE",
+     "PEM private key of the certificate (as a flag: turns TLS on)",
+     [](ServerOptions& o, std::string_view v) {
+       o.tls_key_file = std::string(v);
+       return std::string();
+     },
+     [](const ServerOptions& o) { return toml_string(o.tls_key_file); }},
     {"node.id", "--node-id", "HARK_NODE_ID", "", "this node's id",
      [](ServerOptions& o, std::string_view v) {
        return apply_count<0, UINT32_MAX>(o.node_id, "node.id", v);
@@ -565,6 +591,27 @@ std::optional<std::string> text_of(const toml::node& node) {
   return std::nullopt;
 }
 
+// Applies one table of the file whose keys start with `prefix` ("server.", "tcp.tls."): every
+// key must be a setting's; a table inside it ([tcp.tls]) is applied with its name added.
+std::string apply_table(const std::string& path, const toml::table& table,
+                        const std::string& prefix, ServerOptions& options) {
+  for (const auto& [name, value] : table) {
+    const std::string key = prefix + std::string(name.str());
+    if (const toml::table* inner = value.as_table()) {
+      std::string error = apply_table(path, *inner, key + ".", options);
+      if (!error.empty()) return error;
+      continue;
+    }
+    const Setting* setting = setting_of_key(key);
+    if (setting == nullptr) return "config file " + path + ": unknown key '" + key + "'";
+    const std::optional<std::string> text = text_of(value);
+    if (!text) return "config file " + path + ": " + key + " has a value of the wrong type";
+    std::string error = setting->apply(options, *text);
+    if (!error.empty()) return "config file " + path + ": " + error;
+  }
+  return {};
+}
+
 // Applies the file at `path`: every key must be a setting's.
 std::string apply_file(const std::string& path, ServerOptions& options) {
   toml::parse_result parsed = toml::parse_file(path);
@@ -574,24 +621,13 @@ std::string apply_file(const std::string& path, ServerOptions& options) {
           << parsed.error().source().begin.line << ")";
     return error.str();
   }
-  const toml::table& root = parsed.table();
-  for (const auto& [section_key, section] : root) {
-    const toml::table* table = section.as_table();
-    if (table == nullptr) {
+  for (const auto& [section_key, section] : parsed.table()) {
+    if (section.as_table() == nullptr) {
       return "config file " + path + ": unknown key '" + std::string(section_key.str()) +
              "' (settings live in sections: [server], [storage], ...)";
     }
-    for (const auto& [name, value] : *table) {
-      const std::string key = std::string(section_key.str()) + "." + std::string(name.str());
-      const Setting* setting = setting_of_key(key);
-      if (setting == nullptr) return "config file " + path + ": unknown key '" + key + "'";
-      const std::optional<std::string> text = text_of(value);
-      if (!text) return "config file " + path + ": " + key + " has a value of the wrong type";
-      std::string error = setting->apply(options, *text);
-      if (!error.empty()) return "config file " + path + ": " + error;
-    }
   }
-  return {};
+  return apply_table(path, parsed.table(), "", options);
 }
 
 // Applies HARK_* and the matching IGGY_* variables (HARK_* wins where both are set).
@@ -663,6 +699,21 @@ std::string split_flags(std::span<const char* const> args, std::vector<FlagValue
       return "unknown flag '" + std::string(flag.name) + "'";
     }
     flags.push_back(flag);
+  }
+  return {};
+}
+
+// TLS needs both files; harkd makes no certificate of its own (Iggy's self_signed).
+std::string check_tls(const ServerOptions& options) {
+  if (!options.tls_enabled) return {};
+  if (options.tls_self_signed) {
+    return "tcp.tls.self_signed = true: harkd generates no certificate; set "
+           "tcp.tls.cert_file and tcp.tls.key_file (--tls-cert, --tls-key) and self_signed = "
+           "false";
+  }
+  if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+    return "tcp.tls.enabled needs both tcp.tls.cert_file and tcp.tls.key_file (--tls-cert FILE "
+           "--tls-key FILE)";
   }
   return {};
 }
@@ -767,7 +818,11 @@ ParsedFlags load_config(std::span<const char* const> args, std::span<const char*
     if (flag.name == "--config") continue;
     error = setting_of_flag(flag.name)->apply(parsed.options, flag.value);
     if (!error.empty()) return failed(std::move(error));
+    // A certificate or key on the command line asks for TLS.
+    if (flag.name == "--tls-cert" || flag.name == "--tls-key") parsed.options.tls_enabled = true;
   }
+  error = check_tls(parsed.options);
+  if (!error.empty()) return failed(std::move(error));
   error = check_classic_wait_scope(parsed.options);
   if (!error.empty()) return failed(std::move(error));
   if (print) parsed.outcome = ParsedFlags::Outcome::print;
@@ -782,7 +837,7 @@ std::string print_config(const ServerOptions& options) {
   std::string out = "# harkd's effective configuration (docs/operations.md)\n";
   std::string_view section;
   for (const Setting& setting : settings) {
-    const size_t dot = setting.key.find('.');
+    const size_t dot = setting.key.rfind('.');
     const std::string_view this_section = setting.key.substr(0, dot);
     if (this_section != section) {
       section = this_section;

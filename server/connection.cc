@@ -49,13 +49,14 @@ std::string_view phase_name(Phase phase) {
   return "?";
 }
 
-Connection::Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer)
-    : Connection(shard,
-                 ConnectionState{.fd = fd,
-                                 .client_id = client_id,
-                                 .peer = std::move(peer),
-                                 .requests = RequestBuffer(shard.options().frame_limits,
-                                                           shard.options().read_ahead_bytes)}) {}
+Connection::Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer,
+                       std::unique_ptr<TlsSession> tls)
+    : Connection(shard, ConnectionState{.fd = fd,
+                                        .client_id = client_id,
+                                        .peer = std::move(peer),
+                                        .requests = RequestBuffer(shard.options().frame_limits,
+                                                                  shard.options().read_ahead_bytes),
+                                        .tls = std::move(tls)}) {}
 
 Connection::Connection(ShardServer& shard, ConnectionState state)
     : shard_(shard),
@@ -67,7 +68,8 @@ Connection::Connection(ShardServer& shard, ConnectionState state)
       migration_(state.migration_decided ? MigrationState::staying : MigrationState::undecided),
       sender_(shard.ring(), shard.options().write_timeout),
       requests_(std::move(state.requests)),
-      user_id_(state.user_id) {
+      user_id_(state.user_id),
+      tls_(std::move(state.tls)) {
   HARK_ASSERT(state.authenticated == (user_id_ != UINT32_MAX));
 }
 
@@ -256,7 +258,12 @@ void Connection::recv_complete(int32_t result, uint32_t flags) {
   }
   if (result > 0) {
     io::BufferRing& buffers = shard_.buffers();
-    received(buffers.take(flags, static_cast<uint32_t>(result)));
+    const std::span<const std::byte> bytes = buffers.take(flags, static_cast<uint32_t>(result));
+    if (tls_ != nullptr) {
+      received_tls(bytes);
+    } else {
+      received(bytes);
+    }
     buffers.recycle(io::BufferRing::buffer_id(flags));
   } else if (result == -ENOBUFS) {
     // Every ring buffer was in use: the multishot ended; nothing was lost. Re-armed below.
@@ -348,6 +355,10 @@ void Connection::send_done(Result<uint64_t> result) {
     drop();
     return;
   }
+  if (std::exchange(tls_flushing_, false)) {
+    tls_flushed();
+    return;
+  }
   if (op_.get_if<core::Poll>() != nullptr) {
     poll_sent();
     return;
@@ -416,6 +427,7 @@ void Connection::finish_request() {
   op_.reset();  // Drops a poll's ReadView: the messages are written.
   if (requests_.pinned()) requests_.release();
   if (out_.capacity() > RequestBuffer::keep_bytes_max) protocol::Bytes().swap(out_);
+  if (tls_out_.capacity() > RequestBuffer::keep_bytes_max) protocol::Bytes().swap(tls_out_);
   const RequestState finished = std::exchange(request_, RequestState::idle);
   heard();  // The client's silence starts once it has its answer.
   if (finished == RequestState::answering_last || login_overdue()) {
@@ -539,7 +551,8 @@ void Connection::migrate_if_ready() {
                         .requests = std::move(requests_),
                         .authenticated = authenticated(),
                         .user_id = user_id_,
-                        .migration_decided = true};
+                        .migration_decided = true,
+                        .tls = std::move(tls_)};
   const ShardId target = migrate_to_;
   fd_ = -1;
   registered_ = false;  // The target shard updates the registry's entry.

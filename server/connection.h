@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <optional>
 #include <span>
@@ -30,6 +31,7 @@
 #include "hark/server/client_registry.h"
 #include "hark/server/command_table.h"
 #include "hark/server/request_buffer.h"
+#include "hark/server/tls.h"
 #include "hark/server/users/auth_pool.h"
 #include "hark/server/users/login_throttle.h"
 #include "hark/server/users/user_store.h"
@@ -49,6 +51,10 @@ struct ConnectionState {
   bool authenticated = false;
   uint32_t user_id = UINT32_MAX;   // Logged in as (valid while authenticated).
   bool migration_decided = false;  // A connection migrates at most once.
+  // The TLS session (docs/operations.md §TLS), null on plain TCP. It moves with the connection:
+  // an SSL object may be used by one thread after another, and the migration's handover
+  // orders them.
+  std::unique_ptr<TlsSession> tls;
 };
 
 // Where a connection is in its life. Every change goes through Connection::enter(), which
@@ -254,7 +260,9 @@ class Connection final : public ListHook<>,
  public:
   // Takes ownership of `fd` (an accepted, connected socket). `client_id` is unique in the
   // process (Iggy's client id; a consumer group's member id). `peer` is for logs.
-  Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer);
+  // `tls`: its TLS session (TLS on the listener), or null.
+  Connection(ShardServer& shard, int fd, uint32_t client_id, std::string peer,
+             std::unique_ptr<TlsSession> tls);
   // A connection that migrated here from another shard (ShardServer::adopt).
   Connection(ShardServer& shard, ConnectionState state);
   ~Connection();
@@ -360,6 +368,13 @@ class Connection final : public ListHook<>,
   void stop_hangup();
   void hangup_complete(int32_t result);
   void received(std::span<const std::byte> bytes);
+  // TLS (connection_tls.cc): ciphertext from the recv, decrypted into received(); output of
+  // the session's own (the handshake's answers) written while no response is; a response
+  // encrypted into tls_out_ and sent from there.
+  void received_tls(std::span<const std::byte> ciphertext);
+  void flush_tls();
+  void tls_flushed();
+  void send_tls(size_t parts_count);
   void next_request();
   void start_request(uint32_t code, std::span<const std::byte> payload);
   void finish_request();
@@ -462,7 +477,11 @@ class Connection final : public ListHook<>,
   std::array<std::byte, protocol::response_header_size> header_{};
   std::array<std::byte, protocol::response_header_size + protocol::poll_header_size> poll_prefix_{};
   std::array<std::span<const std::byte>, 2> parts_{};
-  protocol::Bytes out_;  // Encoded control-plane responses; capacity reused.
+  protocol::Bytes out_;              // Encoded control-plane responses; capacity reused.
+  std::unique_ptr<TlsSession> tls_;  // Null: plain TCP, responses sent from parts_ unchanged.
+  protocol::Bytes tls_out_;          // TLS records being written; capacity reused.
+  size_t tls_waiting_parts_ = 0;     // A response's parts_ waiting for a TLS flush to finish.
+  bool tls_flushing_ = false;        // The Sender writes the session's own output.
 
   uint32_t code_ = 0;            // Of the request being answered.
   bool auto_commit_ = false;     // The current request is a poll with auto_commit.

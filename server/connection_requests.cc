@@ -211,6 +211,11 @@ void Connection::respond_poll(const core::PollResult& result) {
 void Connection::send(size_t parts_count) {
   HARK_ASSERT(phase_ != Phase::dropping);
   HARK_ASSERT(parts_count <= parts_.size());
+  if (tls_ != nullptr) {
+    send_tls(parts_count);
+    return;
+  }
+  // Plain TCP: the parts as they are (a poll's messages straight from the ReadView).
   sender_.send(fd_, std::span<const std::span<const std::byte>>(parts_.data(), parts_count), *this);
 }
 

@@ -39,6 +39,7 @@
 #include "hark/server/options.h"
 #include "hark/server/process_stats.h"
 #include "hark/server/server.h"
+#include "hark/server/tls.h"
 #include "hark/server/users/journal_user_backend.h"
 #include "hark/server/users/user_store.h"
 #include "hark/storage/disk.h"
@@ -321,10 +322,28 @@ Result<std::unique_ptr<UserStore>> open_users(const ServerOptions& options,
   return users;
 }
 
+// The TLS context when tcp.tls.enabled, else null; a file that is missing, unreadable, not
+// PEM or a key that does not match its certificate is logged and exits 2.
+Result<std::unique_ptr<TlsContext>> load_tls(const ServerOptions& options) {
+  if (!options.tls_enabled) return std::unique_ptr<TlsContext>();
+  std::string why;
+  std::unique_ptr<TlsContext> tls =
+      TlsContext::load(options.tls_cert_file, options.tls_key_file, why);
+  if (tls == nullptr) {
+    HARK_LOG_ERROR("TLS (tcp.tls): %s", why);
+    log::flush();
+    return Error::invalid_configuration;
+  }
+  HARK_LOG_INFO("TLS on: certificate %s, key %s", options.tls_cert_file, options.tls_key_file);
+  return tls;
+}
+
 int run(const ServerOptions& options, const sigset_t& stop_signals) {
   log::set_level(options.log_level);
   Result<io::SocketAddress> address = io::parse_address(options.address);
   HARK_ASSERT(address.ok());  // parse_flags() checked it.
+  Result<std::unique_ptr<TlsContext>> tls = load_tls(options);
+  if (!tls.ok()) return 2;
   Result<InstanceLock> instance = lock_instance(options, *address);
   if (!instance.ok()) return 1;
   FileBudget files;
@@ -361,7 +380,8 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   bound_options.connections_max = files.connections_max;
 
   // Declared before the broker, so it is destroyed after it.
-  Server server(bound_options, std::move(listeners).value(), std::move(users).value());
+  Server server(bound_options, std::move(listeners).value(), std::move(users).value(),
+                std::move(tls).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   broker_settings.partitions_max = files.partitions_max;

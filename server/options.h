@@ -91,6 +91,12 @@ struct ServerOptions {
   uint32_t metrics_max_consumer_series = 1'000;
   // A scraper must send its request and take the answer within this, or it is closed.
   Duration metrics_request_timeout = std::chrono::seconds(5);
+  // TLS on the client listener, as Iggy 0.8.0's [tcp.tls] (docs/operations.md §TLS): PEM
+  // files, loaded once at start; enabled without both files is a configuration error.
+  bool tls_enabled = false;
+  bool tls_self_signed = false;  // Iggy's key; harkd refuses true (it generates no certificate).
+  std::string tls_cert_file;
+  std::string tls_key_file;
 
   // Node identity, reported by get_cluster_metadata: without cluster_enabled a single node
   // (cluster "single-node", this name), the leader, as Iggy 0.8.0 with its cluster disabled.

@@ -80,8 +80,8 @@ Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32
 }
 
 Server::Server(const ServerOptions& options, std::vector<int> listeners,
-               std::unique_ptr<UserStore> users)
-    : shared_(options, std::move(users)),
+               std::unique_ptr<UserStore> users, std::unique_ptr<TlsContext> tls)
+    : shared_(options, std::move(users), std::move(tls)),
       listeners_(std::move(listeners)),
       shards_(listeners_.size()) {
   HARK_ASSERT(!listeners_.empty());

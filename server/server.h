@@ -29,9 +29,10 @@ Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32
 // BrokerOptions::hooks, and destroys it after the broker. Control plane.
 class Server final : public core::ShardHooks {
  public:
-  // Takes ownership of `listeners` (one per shard) and `users`. `options` is copied.
-  Server(const ServerOptions& options, std::vector<int> listeners,
-         std::unique_ptr<UserStore> users);
+  // Takes ownership of `listeners` (one per shard), `users` and `tls` (null: plain TCP).
+  // `options` is copied.
+  Server(const ServerOptions& options, std::vector<int> listeners, std::unique_ptr<UserStore> users,
+         std::unique_ptr<TlsContext> tls);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

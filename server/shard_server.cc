@@ -145,7 +145,16 @@ void ShardServer::accept_connection(int fd) {
     refuse(fd);
     return;
   }
-  auto connection = std::make_unique<Connection>(*this, fd, client_id, std::move(peer));
+  std::unique_ptr<TlsSession> tls;
+  if (shared_.tls != nullptr && (tls = TlsSession::accept(*shared_.tls)) == nullptr) {
+    HARK_LOG_WARN("no memory for a TLS session: refusing %s with status 9", peer);
+    clients().remove(client_id);
+    unauthenticated_hosts().remove(host_of(peer));
+    refuse(fd);
+    return;
+  }
+  auto connection =
+      std::make_unique<Connection>(*this, fd, client_id, std::move(peer), std::move(tls));
   HARK_LOG_DEBUG("shard %u: client %u (%s) connected", id().value(), client_id, connection->peer());
   Connection& adopted = *connection.release();  // Owned by the lists until collect().
   live_.push_back(adopted);
@@ -207,6 +216,7 @@ void ShardServer::note_refusal(Refusal refusal, const std::string& peer) {
           peer, format_duration(options().heartbeat_interval * 6 / 5),
           format_duration(options().heartbeat_interval));
       return;
+    case Refusal::tls_failure: return;  // The connection logs OpenSSL's reason.
   }
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "hark/core/base/intrusive_list.h"
@@ -17,6 +19,7 @@
 #include "hark/server/connection.h"
 #include "hark/server/migration.h"
 #include "hark/server/options.h"
+#include "hark/server/tls.h"
 #include "hark/server/users/auth_pool.h"
 #include "hark/server/users/login_throttle.h"
 #include "hark/server/users/user_store.h"
@@ -25,9 +28,11 @@ namespace hark::server {
 
 // What every shard's server shares. Owned by the Server, which outlives the shard servers.
 struct ServerShared {
-  ServerShared(const ServerOptions& server_options, std::unique_ptr<UserStore> user_store)
+  ServerShared(const ServerOptions& server_options, std::unique_ptr<UserStore> user_store,
+               std::unique_ptr<TlsContext> tls_context)
       : options(server_options),
         users(std::move(user_store)),
+        tls(std::move(tls_context)),
         auth(server_options.auth_threads, server_options.auth_queue_max),
         throttle(server_options.login_failures_max, server_options.login_lockout) {}
 
@@ -44,6 +49,7 @@ struct ServerShared {
   ConnectionCounters counters;
   UnauthenticatedHosts unauthenticated_hosts;
   std::unique_ptr<UserStore> users;  // Thread-safe.
+  std::unique_ptr<TlsContext> tls;   // Null: plain TCP. Thread-safe.
   AuthPool auth;
   LoginThrottle throttle;
 };
@@ -106,6 +112,9 @@ class ShardServer final : private io::Completion {
   // Counts (and logs, rate-limited) a connection harkd closed or refused.
   void note_refusal(Refusal refusal, const std::string& peer);
   void note_receive_paused() { shared_.counters.add_receive_paused(); }
+  // Where a TLS connection decrypts into before its bytes are copied to its request buffer:
+  // one per shard, not one per connection (a record's worth).
+  std::span<std::byte> tls_plaintext() { return tls_plaintext_; }
   // Frees retired connections. Only from a ring completion's entry (never nested in a
   // connection's own call chain).
   void collect();
@@ -145,6 +154,7 @@ class ShardServer final : private io::Completion {
   // In awaiting_login, oldest first: at most unauthenticated_share_.
   IntrusiveList<Connection, UnauthenticatedTag> unauthenticated_;
   uint32_t unauthenticated_share_;
+  std::array<std::byte, 16 * 1024> tls_plaintext_{};
   int spare_fd_ = -1;  // /dev/null, given up to accept one newcomer when files run out.
   RetryTimer retry_timer_{*this};
   bool accept_armed_ = false;

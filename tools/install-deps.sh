@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config ccache
   liburing-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  librapidcheck-dev libxxhash-dev libtomlplusplus-dev libcrypt-dev relacy-dev
+  librapidcheck-dev libxxhash-dev libtomlplusplus-dev libcrypt-dev relacy-dev libssl-dev openssl
   nlohmann-json3-dev prometheus
   clang-16 libclang-rt-16-dev clang-tidy-16 clang-format-16
 )

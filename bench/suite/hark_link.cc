@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "hark/bench/suite/children.h"
 #include "hark/protocol/codec.h"
@@ -15,6 +17,35 @@ namespace {
 
 // Up to 64 MiB per reply: the throughput scenario's polls of 1000 × 1 KB fit easily.
 constexpr uint32_t reply_payload_max = 64 * 1024 * 1024;
+
+// How connect_hark() connects: set by the last HarkServer::start (one scenario at a time).
+client::TlsOptions hark_tls;
+
+// One certificate for the run, whichever harkd serves it (a scenario may run two at once);
+// its directory is removed at exit.
+struct RunCertificate {
+  ~RunCertificate() {
+    if (!directory.empty()) std::filesystem::remove_all(directory);
+  }
+  std::string directory;
+};
+
+const std::string* run_certificate() {
+  static RunCertificate certificate;
+  if (!certificate.directory.empty()) return &certificate.directory;
+  std::string pattern = (std::filesystem::temp_directory_path() / "hark-bench-tls-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) return nullptr;
+  certificate.directory = pattern;
+  const std::string command =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+      "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " +
+      pattern + "/key.pem -out " + pattern + "/cert.pem 2>/dev/null";
+  if (std::system(command.c_str()) != 0) {
+    std::fprintf(stderr, "hark-bench --tls: the openssl command failed: %s\n", command.c_str());
+    return nullptr;
+  }
+  return &certificate.directory;
+}
 
 }  // namespace
 
@@ -36,6 +67,14 @@ bool HarkServer::start(const Options& options, uint32_t connections_max,
                       "--auth-queue-max",  std::to_string(connections_max),
                       "--durability",      options.durability};
   spawn.extra_args.insert(spawn.extra_args.end(), extra_args.begin(), extra_args.end());
+  hark_tls = {};
+  if (options.tls) {
+    const std::string* directory = run_certificate();
+    if (directory == nullptr) return false;
+    spawn.extra_args.insert(spawn.extra_args.end(), {"--tls-cert", *directory + "/cert.pem",
+                                                     "--tls-key", *directory + "/key.pem"});
+    hark_tls = {.enabled = true, .ca_file = *directory + "/cert.pem"};
+  }
   if (!process_.start(spawn)) {
     std::fprintf(stderr, "harkd (%s) did not start: %s\n%s", options.harkd_path.c_str(),
                  process_.error_text().c_str(), process_.stderr_tail().c_str());
@@ -60,7 +99,9 @@ bool HarkServer::stop() {
 }
 
 Result<std::unique_ptr<client::Client>> connect_hark(const std::string& address) {
-  auto connection = std::make_unique<client::Client>();
+  client::ClientOptions options;
+  options.tls = hark_tls;
+  auto connection = std::make_unique<client::Client>(options);
   HARK_TRY(connection->connect(address));
   const auto login = connection->login("iggy", "iggy");
   if (!login.ok()) return login.error();

@@ -42,7 +42,8 @@ class HarkServer {
   std::string address_;
 };
 
-// A blocking client logged in as root.
+// A blocking client logged in as root (with TLS when the last HarkServer started with
+// Options::tls: a certificate for 127.0.0.1 made once per run with the openssl command).
 Result<std::unique_ptr<client::Client>> connect_hark(const std::string& address);
 
 // A fresh stream (unique name) holding one topic of `partitions` partitions.

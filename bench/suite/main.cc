@@ -43,7 +43,7 @@ void usage(FILE* out) {
                "usage: hark-bench SCENARIO|all [--smoke] [--json-dir DIR] [--harkd PATH]\n"
                "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
                "                  [--durability write|interval|always|memory]\n"
-               "                  [--clients threads|processes] [--placements LIST]\n"
+               "                  [--clients threads|processes] [--placements LIST] [--tls]\n"
                "                  [--consumers K,...] [--client-threads N] [--parts LIST]\n"
                "                  [--peer-systems redis,nats]\n"
                "       hark-bench plot --json-dir DIR [--out DIR]\n"
@@ -61,6 +61,8 @@ void usage(FILE* out) {
                "--client-threads: threads reading them (default by K: 1 up to 100, then 2-4);\n"
                "--parts: which of peers' wake,fanout,throughput run (default all);\n"
                "--peer-systems: which peers run next to hark (default redis,nats).\n"
+               "--tls: wake and throughput against the spawned harkd with TLS on (a certificate\n"
+               "made for the run with the openssl command).\n"
                "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
                "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);
@@ -141,6 +143,8 @@ bool parse_flags(int argc, char** argv, Options& options, std::string& out_dir) 
       options.peer_systems.clear();
       std::stringstream list(argv[++i]);
       for (std::string name; std::getline(list, name, ',');) options.peer_systems.push_back(name);
+    } else if (arg == "--tls") {
+      options.tls = true;
     } else if (arg == "--shards" && has_value) {
       options.shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else {
@@ -189,6 +193,13 @@ int main(int argc, char** argv) {
   options.harkd_path = default_harkd();
   std::string out_dir;
   if (!parse_flags(argc, argv, options, out_dir)) return 2;
+  // The other scenarios drive raw sockets (Fleet, client processes): plain TCP only.
+  if (options.tls && ((command != "wake" && command != "throughput") || options.client_processes ||
+                      !options.address.empty())) {
+    std::fprintf(stderr,
+                 "hark-bench: --tls runs wake (threads) and throughput on a spawned harkd\n");
+    return 2;
+  }
   if (!options.json_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(options.json_dir, error);

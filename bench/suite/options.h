@@ -32,6 +32,9 @@ struct Options {
   std::vector<std::string> parts = {"wake", "fanout", "throughput"};
   // `peers`: which peers run next to hark (--peer-systems): any of redis, nats.
   std::vector<std::string> peer_systems = {"redis", "nats"};
+  // `wake` (threads) and `throughput`: the spawned harkd serves TLS with a certificate made
+  // for the run, and the clients connect with TLS (docs/operations.md §TLS).
+  bool tls = false;
 };
 
 }  // namespace hark::bench

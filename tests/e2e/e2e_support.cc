@@ -313,7 +313,7 @@ void HarkdTest::TearDown() {
 }
 
 std::unique_ptr<client::Client> HarkdTest::connect_client() {
-  auto client = std::make_unique<client::Client>();
+  auto client = std::make_unique<client::Client>(client_options());
   const Status connected = client->connect(address());
   EXPECT_TRUE(connected.ok()) << error_name(connected.error());
   if (!connected.ok()) return nullptr;

@@ -163,6 +163,8 @@ class HarkdTest : public ::testing::Test {
   // How this fixture's harkd runs; by default 2 shards and nothing else.
   virtual HarkdProcess::Options harkd_options() const;
 
+  // How connect_client() connects (a TLS fixture adds its CA); by default plain TCP.
+  virtual client::ClientOptions client_options() const { return {}; }
   // A client connected and logged in as iggy/iggy (fails the test otherwise).
   std::unique_ptr<client::Client> connect_client();
   // Creates `username` (password "secret") as admin_ and returns its id (UINT32_MAX and a

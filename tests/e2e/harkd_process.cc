@@ -326,6 +326,7 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
       {"refused_no_files", &HarkdStats::refused_no_files},
       {"heartbeat_evictions", &HarkdStats::heartbeat_evictions},
       {"receive_paused", &HarkdStats::receive_paused},
+      {"tls_failures", &HarkdStats::tls_failures},
   };
   for (const auto& [name, member] : fields) {
     const std::optional<uint64_t> value = stats_field(line, name);

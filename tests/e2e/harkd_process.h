@@ -56,6 +56,7 @@ struct HarkdStats {
   uint64_t refused_no_files = 0;
   uint64_t heartbeat_evictions = 0;
   uint64_t receive_paused = 0;
+  uint64_t tls_failures = 0;  // Failed TLS handshakes and records (docs/operations.md §TLS).
   uint32_t total() const;
 };
 std::ostream& operator<<(std::ostream& out, const HarkdStats& stats);

@@ -295,6 +295,46 @@ TEST(LoadConfig, HeartbeatIsOffByDefaultAndSetAsIggyNamesIt) {
   }
 }
 
+TEST(LoadConfig, TlsIsOffByDefaultAndSetAsIggysTcpTlsSectionNamesIt) {
+  EXPECT_FALSE(load({}).options.tls_enabled);
+  // The flags name the files and turn TLS on.
+  const ParsedFlags flags = load({"--tls-cert", "/c.pem", "--tls-key", "/k.pem"});
+  ASSERT_EQ(flags.outcome, ParsedFlags::Outcome::run) << flags.error;
+  EXPECT_TRUE(flags.options.tls_enabled);
+  EXPECT_EQ(flags.options.tls_cert_file, "/c.pem");
+  EXPECT_EQ(flags.options.tls_key_file, "/k.pem");
+  // [tcp.tls] as Iggy 0.8.0's server.toml writes it, nested or dotted; printed, it reads back.
+  const TempFile file(
+      "[tcp.tls]\nenabled = true\nself_signed = false\ncert_file = \"a.pem\"\n"
+      "key_file = \"b.pem\"\n");
+  const ParsedFlags from_file = load({"--config", file.path().c_str()});
+  ASSERT_EQ(from_file.outcome, ParsedFlags::Outcome::run) << from_file.error;
+  EXPECT_TRUE(from_file.options.tls_enabled);
+  EXPECT_EQ(from_file.options.tls_cert_file, "a.pem");
+  const TempFile printed(print_config(from_file.options));
+  const ParsedFlags again = load({"--config", printed.path().c_str()});
+  ASSERT_EQ(again.outcome, ParsedFlags::Outcome::run) << again.error;
+  EXPECT_EQ(print_config(again.options), print_config(from_file.options));
+  // Iggy's variables; the files in a config with TLS off are only kept.
+  const ParsedFlags iggy = load(
+      {}, {"IGGY_TCP_TLS_ENABLED=true", "IGGY_TCP_TLS_CERT_FILE=c", "IGGY_TCP_TLS_KEY_FILE=k"});
+  ASSERT_EQ(iggy.outcome, ParsedFlags::Outcome::run) << iggy.error;
+  EXPECT_TRUE(iggy.options.tls_enabled);
+  EXPECT_FALSE(load({}, {"IGGY_TCP_TLS_CERT_FILE=c"}).options.tls_enabled);
+  // On without both files, or asking harkd to make a certificate: refused, naming the keys.
+  const ParsedFlags no_key = load({"--tls-cert", "/c.pem"});
+  ASSERT_EQ(no_key.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(no_key.error.find("tcp.tls.key_file"), std::string::npos) << no_key.error;
+  const ParsedFlags self_signed =
+      load({"--tls-cert", "c", "--tls-key", "k", "--tls-self-signed", "true"});
+  ASSERT_EQ(self_signed.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(self_signed.error.find("self_signed"), std::string::npos) << self_signed.error;
+  const TempFile unknown("[tcp.tls]\ncertificate = \"x.pfx\"\n");
+  const ParsedFlags refused = load({"--config", unknown.path().c_str()});
+  ASSERT_EQ(refused.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(refused.error.find("tcp.tls.certificate"), std::string::npos) << refused.error;
+}
+
 TEST(LoadConfig, LogFormatIsTextByDefaultOrJson) {
   EXPECT_EQ(load({}).options.log_format, log::Format::text);
   const ParsedFlags json = load({"--log-format", "json"});

@@ -100,6 +100,16 @@ Parsed<GlobalOptions> resolve_global_options(const CommandLine& line,
       {line.value("password"), environment.get("HARK_PASSWORD"), environment.get("IGGY_PASSWORD")},
       options.password);
   const bool credentials_flagged = line.has("username") || line.has("password");
+  if (line.has("tls-ca")) {
+    options.tls.ca_file = std::string(*line.value("tls-ca"));
+  } else if (environment.get("HARK_TLS_CA")) {
+    options.tls.ca_file = std::string(*environment.get("HARK_TLS_CA"));
+  }
+  if (line.has("tls-server-name")) {
+    options.tls.server_name = std::string(*line.value("tls-server-name"));
+  }
+  options.tls.enabled =
+      line.has("tls") || !options.tls.ca_file.empty() || !options.tls.server_name.empty();
   if (line.has("token") && line.value("token")->empty()) {
     return Parsed<GlobalOptions>::failure("--token needs a value");
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hark/tools/cli/parsed.h"
+#include "hark/tools/client/tls.h"
 
 namespace hark::cli {
 
@@ -28,7 +29,8 @@ struct CommandLine {
 };
 
 // The flags every command accepts (the connection and the login).
-inline constexpr std::string_view global_flags = "address username password token verbose help";
+inline constexpr std::string_view global_flags =
+    "address username password token verbose help tls tls-ca tls-server-name";
 
 // Splits `args` (argv without the program name). `value_flags` and `switch_flags` are
 // space-separated names without "--": the flags that take a value and those that do not.
@@ -47,7 +49,7 @@ struct Environment {
 // The names Environment is filled from.
 inline constexpr std::string_view environment_names[] = {
     "HARK_ADDRESS",  "IGGY_TCP_ADDRESS", "HARK_USERNAME", "IGGY_USERNAME",
-    "HARK_PASSWORD", "IGGY_PASSWORD",    "HARK_TOKEN"};
+    "HARK_PASSWORD", "IGGY_PASSWORD",    "HARK_TOKEN",    "HARK_TLS_CA"};
 
 // Where to connect and how to log in. Each field: flag > HARK_* > IGGY_* > default.
 // A token logs in with login_with_personal_access_token instead of the password. An explicit
@@ -58,6 +60,8 @@ struct GlobalOptions {
   std::string password = "iggy";
   std::optional<std::string> token;
   bool verbose = false;
+  // --tls, or --tls-ca / HARK_TLS_CA / --tls-server-name (each implies --tls).
+  client::TlsOptions tls;
 };
 
 // Fails only on a malformed address.

@@ -161,6 +161,11 @@ constexpr std::string_view global_help = R"(global flags (flag > environment > d
   --password PASSWORD  env HARK_PASSWORD, IGGY_PASSWORD (iggy)
   --token TOKEN        log in with a personal access token instead; env HARK_TOKEN (an
                        explicit --username or --password beats HARK_TOKEN)
+  --tls                connect with TLS, verifying the server's certificate and name
+  --tls-ca FILE        PEM CA certificates to trust (implies --tls; default: the system's);
+                       env HARK_TLS_CA
+  --tls-server-name N  the name the certificate must carry (implies --tls; default: the
+                       address's host)
   --verbose            also print the client library's warnings (why a connect failed)
   -h, --help           help for hark, a command family or a command
 )";

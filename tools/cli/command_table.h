@@ -26,8 +26,8 @@ struct CommandSpec {
 inline constexpr std::string_view value_flags =
     "address username password token count partitions message-expiry max-size name status "
     "permissions expiry partition key rate batch consumer group from wait format offset min "
-    "timeout above below";
-inline constexpr std::string_view switch_flags = "verbose help follow no-auto-commit";
+    "timeout above below tls-ca tls-server-name";
+inline constexpr std::string_view switch_flags = "verbose help follow no-auto-commit tls";
 
 std::span<const CommandSpec> command_table();
 

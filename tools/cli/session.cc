@@ -7,9 +7,10 @@
 namespace hark::cli {
 namespace {
 
-client::ClientOptions client_options(const Stop& stop) {
+client::ClientOptions client_options(const Stop& stop, const GlobalOptions& global) {
   client::ClientOptions options;
   options.cancel_fd = stop.fd();
+  options.tls = global.tls;
   return options;
 }
 
@@ -28,7 +29,7 @@ Session::Session(Streams& streams, const GlobalOptions& options, const Stop& sto
       options_(options),
       stop_(stop),
       usage_(std::move(usage)),
-      client_(client_options(stop)) {}
+      client_(client_options(stop, options)) {}
 
 bool Session::open(bool login) {
   const Status connected = client_.connect(options_.address);

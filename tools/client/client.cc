@@ -40,6 +40,7 @@ Status empty_response(Result<Bytes> payload) {
 
 Status Client::connect(std::string_view host_port) {
   connection_.set_cancel_fd(options_.cancel_fd);
+  connection_.set_tls(options_.tls);
   return connection_.open(host_port, saturating_add(now(), options_.connect_timeout));
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "hark/core/base/result.h"
 #include "hark/core/base/units.h"
@@ -30,6 +31,8 @@ struct ClientOptions {
   // end of a pipe a signal handler writes to), or -1. Must outlive the Client. See
   // Connection::set_cancel_fd.
   int cancel_fd = -1;
+  // TLS on the connection (docs/cli.md: --tls, --tls-ca, --tls-server-name).
+  TlsOptions tls;
 };
 
 // A poll's answer. Owns the response bytes; messages() are views into them (move-only, so the
@@ -60,7 +63,7 @@ class PolledMessages {
 // Client. Control plane: allocates.
 class Client {
  public:
-  explicit Client(ClientOptions options = {}) : options_(options) {}
+  explicit Client(ClientOptions options = {}) : options_(std::move(options)) {}
 
   Status connect(std::string_view host_port);
   void close() { connection_.close(); }

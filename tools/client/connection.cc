@@ -97,12 +97,64 @@ Status Connection::open(std::string_view host_port, Instant deadline) {
     fd_ = connect_one(*address, deadline);
   }
   ::freeaddrinfo(addresses);
-  return fd_ >= 0 ? ok_status() : Status(Error::cannot_establish_connection);
+  if (fd_ < 0) return Error::cannot_establish_connection;
+  return tls_options_.enabled ? start_tls(target.host, deadline) : ok_status();
 }
 
 void Connection::close() {
+  if (tls_ != nullptr) tls_->shutdown();
+  tls_.reset();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+}
+
+Status Connection::start_tls(std::string_view host, Instant deadline) {
+  Error error = Error::cannot_establish_connection;
+  tls_ = TlsStream::create(fd_, tls_options_, host, error);
+  if (tls_ == nullptr) return fail(error);
+  for (;;) {
+    const TlsStream::Want want = tls_->handshake();
+    if (want == TlsStream::Want::done) return ok_status();
+    if (want == TlsStream::Want::failed || want == TlsStream::Want::closed) {
+      HARK_LOG_WARN("TLS with %s failed: %s", host, tls_->failure());
+      const Error code = want == TlsStream::Want::closed ? Error::cannot_establish_connection
+                                                         : tls_->failure_code();
+      tls_.reset();  // No close_notify for a session that never started.
+      return fail(code);
+    }
+    HARK_TRY(wait_tls(want, deadline));
+  }
+}
+
+Status Connection::wait_tls(TlsStream::Want want, Instant deadline) {
+  if (want == TlsStream::Want::read) return wait_for(POLLIN, deadline);
+  if (want == TlsStream::Want::write) return wait_for(POLLOUT, deadline);
+  if (want == TlsStream::Want::failed) HARK_LOG_WARN("%s", tls_->failure());
+  return fail(Error::disconnected);
+}
+
+Status Connection::send_tls(std::span<const std::byte> frame, Instant deadline) {
+  while (!frame.empty()) {
+    const TlsStream::Io io = tls_->write(frame);
+    if (io.want == TlsStream::Want::done) {
+      frame = frame.subspan(io.bytes);
+    } else {
+      HARK_TRY(wait_tls(io.want, deadline));
+    }
+  }
+  return ok_status();
+}
+
+Status Connection::read_tls(std::span<std::byte> buffer, Instant deadline) {
+  while (!buffer.empty()) {
+    const TlsStream::Io io = tls_->read(buffer);
+    if (io.want == TlsStream::Want::done) {
+      buffer = buffer.subspan(io.bytes);
+    } else {
+      HARK_TRY(wait_tls(io.want, deadline));
+    }
+  }
+  return ok_status();
 }
 
 Status Connection::fail(Error error) {
@@ -126,6 +178,7 @@ Status Connection::wait_for(short events, Instant deadline) {
 
 Status Connection::send_all(std::span<const std::byte> frame, Instant deadline) {
   if (fd_ < 0) return Error::not_connected;
+  if (tls_ != nullptr) return send_tls(frame, deadline);
   while (!frame.empty()) {
     const ssize_t sent = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL);
     if (sent > 0) {
@@ -142,6 +195,7 @@ Status Connection::send_all(std::span<const std::byte> frame, Instant deadline) 
 }
 
 Status Connection::read_exact(std::span<std::byte> buffer, Instant deadline) {
+  if (tls_ != nullptr) return read_tls(buffer, deadline);
   while (!buffer.empty()) {
     const ssize_t received = ::recv(fd_, buffer.data(), buffer.size(), 0);
     if (received > 0) {
@@ -162,10 +216,16 @@ Result<protocol::Bytes> Connection::read_response(Instant deadline, uint32_t pay
   // An answer is never there the moment its request left: wait first, then take the header
   // and what has arrived of the payload in one readv (usually all of it). Two system calls
   // per small response instead of four: a parked poll's wake-up is measured through this.
-  HARK_TRY(wait_for(POLLIN, deadline));
   std::array<std::byte, protocol::response_header_size> header;
   protocol::Bytes payload(first_read_bytes);
   size_t received = 0;
+  if (tls_ != nullptr) {
+    // The session may hold decrypted bytes already: no wait on the socket first.
+    HARK_TRY(read_tls(header, deadline));
+    received = header.size();
+  } else {
+    HARK_TRY(wait_for(POLLIN, deadline));
+  }
   while (received < header.size()) {
     std::array<iovec, 2> parts{iovec{header.data() + received, header.size() - received},
                                iovec{payload.data(), payload.size()}};

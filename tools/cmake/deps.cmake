@@ -8,6 +8,8 @@ pkg_check_modules(libcrypt REQUIRED IMPORTED_TARGET libcrypt)
 find_package(absl REQUIRED)
 find_package(Threads REQUIRED)
 find_package(tomlplusplus REQUIRED)  # harkd's config file (server/config.cc)
+# TLS on harkd's listener (server/tls.h) and in the client library (tools/client/tls.h).
+find_package(OpenSSL 3 REQUIRED)
 if(NOT HARK_FUZZ)
   find_package(GTest REQUIRED)
   find_package(benchmark REQUIRED)
