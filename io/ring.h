@@ -110,6 +110,12 @@ class Ring {
   // Returns how many CQEs were dispatched.
   int run(std::optional<Duration> timeout);
 
+  // Hands what is queued to the kernel now, without waiting or dispatching completions (their
+  // CQEs are dispatched by the next run()). A socket send completes inline, so its peer is
+  // woken before this returns. Returns how many SQEs were submitted (0: nothing was queued,
+  // and the kernel was not entered).
+  int submit();
+
   // True if completions are ready to dispatch without entering the kernel.
   bool completions_ready() const;
 
