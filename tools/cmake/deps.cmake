@@ -8,12 +8,14 @@ pkg_check_modules(libcrypt REQUIRED IMPORTED_TARGET libcrypt)
 find_package(absl REQUIRED)
 find_package(Threads REQUIRED)
 find_package(tomlplusplus REQUIRED)  # harkd's config file (server/config.cc)
+# harkd talks to etcd over its HTTP/JSON gateway (server/cluster/etcd_gateway.cc); tests also
+# parse harkd's JSON log lines with nlohmann-json (docs/operations.md §Logs).
+find_package(CURL REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
 if(NOT HARK_FUZZ)
   find_package(GTest REQUIRED)
   find_package(benchmark REQUIRED)
   find_package(rapidcheck REQUIRED)
-  # Tests parse harkd's JSON log lines with it (docs/operations.md §Logs); harkd does not link it.
-  find_package(nlohmann_json 3 REQUIRED)
 endif()
 if(HARK_MIMALLOC AND HARK_SANITIZE STREQUAL "" AND NOT HARK_FUZZ)
   find_package(mimalloc REQUIRED)
