@@ -404,6 +404,12 @@ const Setting settings[] = {
        return apply_address(o.advertised_address, "node.advertised_address", v, true);
      },
      [](const ServerOptions& o) { return toml_string(o.advertised_address); }},
+    {"node.link_address", "--node-link-address", "HARK_NODE_LINK_ADDRESS", "",
+     "HOST:PORT other nodes will reach this node's links on (cluster mode; registered only)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_address(o.node_link_address, "node.link_address", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(o.node_link_address); }},
     {"cluster.enabled", "--cluster-enabled", "HARK_CLUSTER_ENABLED", "IGGY_CLUSTER_ENABLED",
      "true: cluster metadata reports the cluster.* layout (metadata only)",
      [](ServerOptions& o, std::string_view v) {
@@ -509,12 +515,6 @@ const Setting settings[] = {
        return error;
      },
      [](const ServerOptions& o) { return toml_string(format_duration(o.cluster_lease_ttl)); }},
-    {"node.link_address", "--node-link-address", "HARK_NODE_LINK_ADDRESS", "",
-     "HOST:PORT other nodes will reach this node's links on (cluster mode; registered only)",
-     [](ServerOptions& o, std::string_view v) {
-       return apply_address(o.node_link_address, "node.link_address", v, true);
-     },
-     [](const ServerOptions& o) { return toml_string(o.node_link_address); }},
     {"auth.root_username", "--root-username", "HARK_ROOT_USERNAME", "IGGY_ROOT_USERNAME",
      "the root user's name, used only when the users log is created",
      [](ServerOptions& o, std::string_view v) -> std::string {
