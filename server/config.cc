@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -450,6 +451,12 @@ const Setting settings[] = {
        return apply_address(o.advertised_address, "node.advertised_address", v, true);
      },
      [](const ServerOptions& o) { return toml_string(o.advertised_address); }},
+    {"node.link_address", "--node-link-address", "HARK_NODE_LINK_ADDRESS", "",
+     "HOST:PORT other nodes will reach this node's links on (cluster mode; registered only)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_address(o.node_link_address, "node.link_address", v, true);
+     },
+     [](const ServerOptions& o) { return toml_string(o.node_link_address); }},
     {"cluster.enabled", "--cluster-enabled", "HARK_CLUSTER_ENABLED", "IGGY_CLUSTER_ENABLED",
      "true: cluster metadata reports the cluster.* layout (metadata only)",
      [](ServerOptions& o, std::string_view v) {
@@ -498,6 +505,63 @@ const Setting settings[] = {
        return {};
      },
      [](const ServerOptions& o) { return toml_string(format_cluster_peers(o.cluster_others)); }},
+    {"cluster.etcd", "--etcd", "HARK_ETCD", "",
+     "etcd client URLs, comma-separated; set: cluster mode, coordinated by etcd (docs/cluster.md)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       std::optional<std::vector<std::string>> urls = parse_name_list(v);
+       const auto is_url = [](const std::string& url) {
+         return url.starts_with("http://") || url.starts_with("https://");
+       };
+       if (!urls || !std::all_of(urls->begin(), urls->end(), is_url)) {
+         return bad("cluster.etcd", v, "comma-separated http(s)://HOST:PORT (empty: one node)");
+       }
+       o.etcd_endpoints = std::move(*urls);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(format_name_list(o.etcd_endpoints)); }},
+    {"cluster.etcd_user", "--etcd-user", "HARK_ETCD_USER", "",
+     "the etcd user harkd authenticates as (empty: etcd without auth)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       o.etcd_user = std::string(v);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(o.etcd_user); }},
+    {"cluster.etcd_password", "--etcd-password", "HARK_ETCD_PASSWORD", "",
+     "the etcd user's password (prefer cluster.etcd_password_file)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       o.etcd_password = std::string(v);
+       return {};
+     },
+     // Never printed.
+     [](const ServerOptions& o) { return toml_string(o.etcd_password.empty() ? "" : "<hidden>"); }},
+    {"cluster.etcd_password_file", "--etcd-password-file", "HARK_ETCD_PASSWORD_FILE", "",
+     "a file whose first line is the etcd user's password",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       if (v.empty()) {
+         o.etcd_password_file.clear();
+         return {};
+       }
+       std::ifstream file{std::string(v)};
+       std::string line;
+       if (!file || !std::getline(file, line))
+         return bad("cluster.etcd_password_file", v, "a readable file");
+       o.etcd_password = line;
+       o.etcd_password_file = std::string(v);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(o.etcd_password_file); }},
+    {"cluster.lease_ttl", "--cluster-lease-ttl", "HARK_CLUSTER_LEASE_TTL", "",
+     "how long a silent node stays a member (its etcd lease; kept alive every third of it)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       Duration ttl{};
+       std::string error = apply_duration(ttl, "cluster.lease_ttl", v, false);
+       if (error.empty() && (ttl < std::chrono::seconds(2) || ttl > std::chrono::minutes(5))) {
+         error = bad("cluster.lease_ttl", v, "a duration from 2s to 5m");
+       }
+       if (error.empty()) o.cluster_lease_ttl = ttl;
+       return error;
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.cluster_lease_ttl)); }},
     {"auth.root_username", "--root-username", "HARK_ROOT_USERNAME", "IGGY_ROOT_USERNAME",
      "the root user's name, used only when the users log is created",
      [](ServerOptions& o, std::string_view v) -> std::string {

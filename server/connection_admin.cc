@@ -182,7 +182,7 @@ void Connection::respond_get_clients(const core::GetMemberGroups& op) {
 }
 
 Status Connection::get_cluster_metadata(const protocol::GetClusterMetadataRequest& /*request*/) {
-  respond_encoded(cluster_metadata_response(shard_.options()));
+  respond_encoded(cluster_metadata_response(shard_.options(), shard_.cluster_view()));
   return ok_status();
 }
 

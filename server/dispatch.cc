@@ -9,6 +9,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "hark/protocol/hash.h"
+#include "hark/server/cluster/cluster_view.h"
 
 namespace hark::server {
 namespace {
@@ -399,12 +400,13 @@ protocol::ClientsResponse clients_response(const std::vector<ClientInfo>& client
   return response;
 }
 
-protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions& options) {
-  const std::string& address =
-      options.advertised_address.empty() ? options.bound_address : options.advertised_address;
+namespace {
+
+// A node at "HOST:PORT" or "[v6]:PORT": the host is what precedes the last colon, without
+// brackets; the port 0 if unreadable.
+protocol::ClusterNode node_at(std::string name, const std::string& address) {
   protocol::ClusterNode node;
-  node.name = options.cluster_enabled ? options.cluster_node_name : options.node_name;
-  // "HOST:PORT" or "[v6]:PORT": the host is what precedes the last colon, without brackets.
+  node.name = std::move(name);
   const size_t colon = address.rfind(':');
   std::string host = colon == std::string::npos ? address : address.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
@@ -417,8 +419,43 @@ protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions&
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
     if (error == std::errc() && port <= UINT16_MAX) node.tcp_port = static_cast<uint16_t>(port);
   }
-  node.role = cluster_role_leader;
   node.status = cluster_status_healthy;
+  return node;
+}
+
+// Cluster mode: the live members as etcd lists them, this node the Leader (before this node
+// is registered, it alone, so a client is never told to go elsewhere).
+protocol::ClusterMetadataResponse members_response(const ServerOptions& options,
+                                                   const cluster::ClusterView* view,
+                                                   protocol::ClusterNode self) {
+  protocol::ClusterMetadataResponse response;
+  response.name = options.cluster_name;
+  if (view == nullptr || !view->registered) {
+    response.nodes.push_back(std::move(self));
+    return response;
+  }
+  for (const cluster::NodeInfo& member : view->nodes) {
+    protocol::ClusterNode node =
+        node_at("hark-node-" + std::to_string(member.id), member.client_address);
+    node.role = member.id == view->self ? cluster_role_leader : cluster_role_follower;
+    response.nodes.push_back(std::move(node));
+  }
+  return response;
+}
+
+}  // namespace
+
+protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions& options,
+                                                            const cluster::ClusterView* view) {
+  const std::string& address =
+      options.advertised_address.empty() ? options.bound_address : options.advertised_address;
+  protocol::ClusterNode node =
+      node_at(options.cluster_enabled ? options.cluster_node_name : options.node_name, address);
+  node.role = cluster_role_leader;
+  if (!options.etcd_endpoints.empty()) {
+    node.name = "hark-node-" + std::to_string(options.node_id);
+    return members_response(options, view, std::move(node));
+  }
   protocol::ClusterMetadataResponse response;
   if (!options.cluster_enabled) {
     // As Iggy 0.8.0 with its cluster disabled: one node, the leader, in "single-node".

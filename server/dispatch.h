@@ -19,6 +19,9 @@
 #include "hark/server/options.h"
 
 namespace hark::server {
+namespace cluster {
+struct ClusterView;
+}
 
 // The pure half of harkd's request handling: decoded protocol requests → the inputs of core
 // Operations, and core results → protocol responses. No I/O and no state; Connection does the
@@ -106,7 +109,10 @@ protocol::ClientsResponse clients_response(const std::vector<ClientInfo>& client
 // healthy; no other transports (port 0). Cluster enabled: cluster_name, then this node
 // (cluster_node_name at cluster_node_ip, the TCP port as above, cluster_node_ports; leader)
 // and each of cluster_others (followers), all healthy, as Iggy 0.8.0 reports its config.
-protocol::ClusterMetadataResponse cluster_metadata_response(const ServerOptions& options);
+// Code 12. With a cluster view (cluster mode): the live members, this node (view.self) the
+// one Leader, so clients that redirect to the Leader stay where they are.
+protocol::ClusterMetadataResponse cluster_metadata_response(
+    const ServerOptions& options, const cluster::ClusterView* view = nullptr);
 
 // Requires: offset.stored has a value (nothing stored is answered with an empty payload).
 protocol::ConsumerOffsetResponse consumer_offset_response(const core::GetOffset& offset);

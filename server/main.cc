@@ -32,6 +32,7 @@
 #include "hark/core/broker/blocking.h"
 #include "hark/core/broker/broker.h"
 #include "hark/io/socket.h"
+#include "hark/server/cluster/coordination_thread.h"
 #include "hark/server/config.h"
 #include "hark/server/instance_lock.h"
 #include "hark/server/metrics.h"
@@ -263,6 +264,31 @@ int wait_for_stop(const sigset_t& signals, Duration interval, core::Broker& brok
   }
 }
 
+// Cluster mode (docs/cluster.md): the coordination thread registers this node in etcd, joins
+// the election and hands every new membership view to the shards. Null on one node.
+std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOptions& options,
+                                                                Server& server) {
+  if (options.etcd_endpoints.empty()) return nullptr;
+  cluster::CoordinationOptions settings;
+  settings.etcd = {.endpoints = options.etcd_endpoints,
+                   .user = options.etcd_user,
+                   .password = options.etcd_password};
+  settings.agent = {
+      .cluster = options.cluster_name,
+      .self = {.id = options.node_id,
+               .client_address = options.advertised_address.empty() ? options.bound_address
+                                                                    : options.advertised_address,
+               .link_address = options.node_link_address,
+               .shards = options.shards_count},
+      .lease_ttl_seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(options.cluster_lease_ttl).count()};
+  HARK_LOG_INFO("cluster: node %u of cluster %s, etcd at %s", options.node_id, options.cluster_name,
+                options.etcd_endpoints.front());
+  auto thread = std::make_unique<cluster::CoordinationThread>(std::move(settings), server);
+  thread->start();
+  return thread;
+}
+
 bool is_loopback(const io::SocketAddress& address) {
   if (address.storage.ss_family == AF_INET) {
     const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address.storage);
@@ -346,6 +372,13 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   if (!tls.ok()) return 2;
   Result<InstanceLock> instance = lock_instance(options, *address);
   if (!instance.ok()) return 1;
+  if (!options.etcd_endpoints.empty() && options.node_id == 0) {
+    HARK_LOG_ERROR(
+        "cluster mode (cluster.etcd) needs node.id 1 or more (--node-id), unique in "
+        "the cluster");
+    log::flush();
+    return 2;
+  }
   FileBudget files;
   if (const int code = plan_open_files(options, files); code != 0) return code;
   log_open_files(options, files);
@@ -400,9 +433,13 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   }
   announce(options, bound.to_string(), metrics ? metrics_bound : "");
 
+  std::unique_ptr<cluster::CoordinationThread> coordination =
+      start_coordination(bound_options, server);
+
   const int signal_number = wait_for_stop(stop_signals, options.stats_interval, **broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
   metrics.reset();  // Before the broker: a scrape waits for it.
+  if (coordination) coordination->stop();  // Leaves the cluster before the shards go.
   server.stop_auth();
   (*broker)->stop();
   broker->reset();

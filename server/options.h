@@ -119,6 +119,16 @@ struct ServerOptions {
        .ip = "127.0.0.1",
        .tcp = 8091,
        .ports = {.quic = 8081, .http = 3001, .websocket = 8093}}};
+  // Cluster mode (docs/cluster.md): with etcd endpoints harkd registers in etcd as node_id
+  // (1 or more) of cluster_name, joins the controller election and reports the live members
+  // in cluster metadata. Empty: one node, no etcd.
+  std::vector<std::string> etcd_endpoints;
+  std::string etcd_user;
+  std::string etcd_password;
+  std::string etcd_password_file;  // Where etcd_password was read from (printed instead).
+  Duration cluster_lease_ttl = std::chrono::seconds(5);
+  // HOST:PORT other nodes reach this node's links on (registered; links are not served yet).
+  std::string node_link_address;
   // The address the listeners are bound to (port 0 resolved); set by main() after binding.
   std::string bound_address;
 

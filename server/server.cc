@@ -16,6 +16,22 @@ namespace hark::server {
 
 namespace {
 
+// A cluster view on its way to one shard: posted from the coordination thread, run (and
+// freed) on the shard. Control plane: one per shard per membership change.
+class ViewDelivery final : public io::Task {
+ public:
+  ViewDelivery(ShardServer& shard, Ref<const cluster::ClusterView> view)
+      : shard_(shard), view_(std::move(view)) {}
+  void run() override {
+    shard_.set_cluster_view(std::move(view_));
+    delete this;
+  }
+
+ private:
+  ShardServer& shard_;
+  Ref<const cluster::ClusterView> view_;
+};
+
 // True if nobody listens on `address`: a socket without SO_REUSEPORT binds (SO_REUSEADDR lets
 // it past connections in TIME_WAIT) but is never listened on, so it can accept no client.
 bool port_free(const io::SocketAddress& address) {
@@ -129,6 +145,12 @@ void Server::on_stop(io::Reactor& reactor) {
 void Server::on_drained(io::Reactor& reactor) {
   const std::unique_ptr<ShardServer>& shard = shards_[reactor.id().value()];
   if (shard != nullptr) shard->drain();
+}
+
+void Server::publish_cluster_view(Ref<const cluster::ClusterView> view) {
+  for (ShardServer* shard : shared_.shards) {
+    if (shard != nullptr) shard->reactor().post_from_outside(*new ViewDelivery(*shard, view));
+  }
 }
 
 }  // namespace hark::server

@@ -9,6 +9,7 @@
 #include "hark/core/broker/broker.h"
 #include "hark/io/reactor.h"
 #include "hark/io/socket.h"
+#include "hark/server/cluster/cluster_view.h"
 #include "hark/server/options.h"
 #include "hark/server/shard_server.h"
 
@@ -27,7 +28,7 @@ Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32
 // harkd's ShardHooks: a ShardServer on every broker shard, accepting from its on_start. main()
 // builds it with the listening sockets (socket i goes to shard i), passes it as
 // BrokerOptions::hooks, and destroys it after the broker. Control plane.
-class Server final : public core::ShardHooks {
+class Server final : public core::ShardHooks, public cluster::ViewSink {
  public:
   // Takes ownership of `listeners` (one per shard), `users` and `tls` (null: plain TCP).
   // `options` is copied.
@@ -41,6 +42,10 @@ class Server final : public core::ShardHooks {
   Status on_start(core::Broker& broker, io::Reactor& reactor) override;
   void on_stop(io::Reactor& reactor) override;
   void on_drained(io::Reactor& reactor) override;
+
+  // Any thread, once the broker has started: hands `view` to every shard through its Inbox
+  // (a task per shard); each keeps the newest, so shards read it without a lock.
+  void publish_cluster_view(Ref<const cluster::ClusterView> view) override;
 
   // Before the broker stops: no more hashing; queued logins come back refused.
   void stop_auth() { shared_.auth.stop(); }

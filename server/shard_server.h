@@ -16,6 +16,7 @@
 #include "hark/io/timer_wheel.h"
 #include "hark/server/admission.h"
 #include "hark/server/client_registry.h"
+#include "hark/server/cluster/cluster_view.h"
 #include "hark/server/connection.h"
 #include "hark/server/migration.h"
 #include "hark/server/options.h"
@@ -88,6 +89,12 @@ class ShardServer final : private io::Completion {
   AuthPool& auth() { return shared_.auth; }
   LoginThrottle& throttle() { return shared_.throttle; }
   io::Reactor& reactor() { return reactor_; }
+  // The cluster as this node last read it from etcd (cluster mode), or null: one node, or no
+  // view yet. Replaced only by Server::publish_cluster_view's task, on this shard.
+  const cluster::ClusterView* cluster_view() const { return cluster_view_.get(); }
+  void set_cluster_view(Ref<const cluster::ClusterView> view) {
+    if (!cluster_view_ || view->version > cluster_view_->version) cluster_view_ = std::move(view);
+  }
   Instant monotonic_now() const { return reactor_.clock().monotonic_now(); }
   UnixMicros started_at() const { return shared_.started_at; }
   UnixMicros realtime_now() const { return reactor_.clock().realtime_now(); }
@@ -145,6 +152,7 @@ class ShardServer final : private io::Completion {
   static void refuse(int fd);
 
   io::Reactor& reactor_;
+  Ref<const cluster::ClusterView> cluster_view_;
   core::Broker& broker_;
   ServerShared& shared_;
   int listen_fd_;

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache
   liburing-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   librapidcheck-dev libxxhash-dev libtomlplusplus-dev libcrypt-dev relacy-dev libssl-dev openssl
-  nlohmann-json3-dev prometheus
+  nlohmann-json3-dev prometheus libcurl4-openssl-dev etcd-server etcd-client
   clang-16 libclang-rt-16-dev clang-tidy-16 clang-format-16
 )
 

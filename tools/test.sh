@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs the test matrix, one stage per preset, and prints each stage's minutes and
 # ctest's summary line. Usage: tools/test.sh all|release|asan|tsan|fuzz
-#   release  everything but fuzz (unit, concurrency, e2e, bench-smoke, lint, install; real allocator)
+#   release  everything but fuzz (unit, concurrency, e2e, bench-smoke, lint, install, cluster: a
+#            real etcd; real allocator)
 #   asan     unit and e2e under AddressSanitizer + UBSan
 #   tsan     concurrency under ThreadSanitizer
 #   fuzz     each libFuzzer target for HARK_FUZZ_SECONDS (default 30)
@@ -97,7 +98,7 @@ stages=${1:-all}
 [[ $stages == all ]] && stages="release asan tsan fuzz"
 for stage in $stages; do
   case $stage in
-    release) run_stage release '^(unit|concurrency|model|mutant|e2e|promtool|bench-smoke|lint|install)$' ;;
+    release) run_stage release '^(unit|concurrency|model|mutant|e2e|promtool|cluster|bench-smoke|lint|install)$' ;;
     asan) run_stage asan '^(unit|concurrency|e2e)$' "$(label_targets asan unit concurrency e2e)" ;;
     tsan) run_stage tsan '^concurrency$' "$(label_targets tsan concurrency)" ;;
     fuzz) run_stage fuzz '^fuzz$' ;;

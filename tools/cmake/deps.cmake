@@ -10,12 +10,14 @@ find_package(Threads REQUIRED)
 find_package(tomlplusplus REQUIRED)  # harkd's config file (server/config.cc)
 # TLS on harkd's listener (server/tls.h) and in the client library (tools/client/tls.h).
 find_package(OpenSSL 3 REQUIRED)
+# harkd talks to etcd over its HTTP/JSON gateway (server/cluster/etcd_gateway.cc); tests also
+# parse harkd's JSON log lines with nlohmann-json (docs/operations.md §Logs).
+find_package(CURL REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
 if(NOT HARK_FUZZ)
   find_package(GTest REQUIRED)
   find_package(benchmark REQUIRED)
   find_package(rapidcheck REQUIRED)
-  # Tests parse harkd's JSON log lines with it (docs/operations.md §Logs); harkd does not link it.
-  find_package(nlohmann_json 3 REQUIRED)
 endif()
 if(HARK_MIMALLOC AND HARK_SANITIZE STREQUAL "" AND NOT HARK_FUZZ)
   find_package(mimalloc REQUIRED)

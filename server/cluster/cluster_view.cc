@@ -1,0 +1,125 @@
+#include "hark/server/cluster/cluster_view.h"
+
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+namespace hark::server::cluster {
+namespace {
+
+// nlohmann without exceptions: parse with allow_exceptions = false and read every field
+// through this check, so a hostile or foreign value is a nullopt, never an abort.
+template <typename T>
+bool read_unsigned(const nlohmann::json& object, const char* name, T& out) {
+  const auto found = object.find(name);
+  if (found == object.end() || !found->is_number_unsigned()) return false;
+  const uint64_t value = found->get<uint64_t>();
+  if (value > std::numeric_limits<T>::max()) return false;
+  out = static_cast<T>(value);
+  return true;
+}
+
+bool read_string(const nlohmann::json& object, const char* name, std::string& out) {
+  const auto found = object.find(name);
+  if (found == object.end() || !found->is_string()) return false;
+  out = found->get<std::string>();
+  return true;
+}
+
+bool parse_u32(std::string_view text, uint32_t& out) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && error == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::string encode_node(const NodeInfo& node) {
+  return nlohmann::json{{"id", node.id},
+                        {"client_address", node.client_address},
+                        {"link_address", node.link_address},
+                        {"shards", node.shards}}
+      .dump();
+}
+
+std::optional<NodeInfo> decode_node(std::string_view json) {
+  const nlohmann::json object = nlohmann::json::parse(json, nullptr, false);
+  NodeInfo node;
+  if (!object.is_object() || !read_unsigned(object, "id", node.id) ||
+      !read_string(object, "client_address", node.client_address) ||
+      !read_string(object, "link_address", node.link_address) ||
+      !read_unsigned(object, "shards", node.shards)) {
+    return std::nullopt;
+  }
+  return node;
+}
+
+std::string encode_assignment(const Assignment& assignment) {
+  return nlohmann::json{
+      {"node", assignment.node}, {"epoch", assignment.epoch}, {"by", assignment.by}}
+      .dump();
+}
+
+std::optional<Assignment> decode_assignment(std::string_view json) {
+  const nlohmann::json object = nlohmann::json::parse(json, nullptr, false);
+  Assignment assignment;
+  if (!object.is_object() || !read_unsigned(object, "node", assignment.node) ||
+      !read_unsigned(object, "epoch", assignment.epoch) ||
+      !read_unsigned(object, "by", assignment.by)) {
+    return std::nullopt;
+  }
+  return assignment;
+}
+
+Keys::Keys(std::string_view cluster)
+    : root("/hark/" + std::string(cluster) + "/"),
+      nodes(root + "nodes/"),
+      controller(root + "controller"),
+      partitions(root + "partitions/"),
+      assignments(root + "assignments/") {}
+
+std::string Keys::node(uint32_t id) const { return nodes + std::to_string(id); }
+
+namespace {
+std::string partition_suffix(const core::PartitionKey& key) {
+  return std::to_string(key.stream.value()) + "/" + std::to_string(key.topic.value()) + "/" +
+         std::to_string(key.partition.value());
+}
+}  // namespace
+
+std::string Keys::partition(const core::PartitionKey& key) const {
+  return partitions + partition_suffix(key);
+}
+
+std::string Keys::assignment(const core::PartitionKey& key) const {
+  return assignments + partition_suffix(key);
+}
+
+std::optional<core::PartitionKey> parse_partition_suffix(std::string_view suffix) {
+  uint32_t ids[3] = {};
+  for (int i = 0; i < 3; i++) {
+    const size_t slash = suffix.find('/');
+    const bool last = i == 2;
+    if (last != (slash == std::string_view::npos)) return std::nullopt;
+    if (!parse_u32(last ? suffix : suffix.substr(0, slash), ids[i])) return std::nullopt;
+    if (!last) suffix.remove_prefix(slash + 1);
+  }
+  return core::PartitionKey{
+      .stream = StreamId(ids[0]), .topic = TopicId(ids[1]), .partition = PartitionId(ids[2])};
+}
+
+const NodeInfo* ClusterView::node(uint32_t id) const {
+  for (const NodeInfo& node : nodes) {
+    if (node.id == id) return &node;
+  }
+  return nullptr;
+}
+
+PartitionOwner ClusterView::owner(const core::PartitionKey& key) const {
+  const auto found = assignments.find(key);
+  if (found == assignments.end()) return {};
+  const bool live = node(found->second.node) != nullptr;
+  return {.kind = live ? PartitionOwner::Kind::node : PartitionOwner::Kind::unavailable,
+          .assignment = found->second};
+}
+
+}  // namespace hark::server::cluster

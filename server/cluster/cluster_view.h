@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hark/core/base/ref.h"
+#include "hark/core/partition_key.h"
+
+namespace hark::server::cluster {
+
+// What a node registers under /hark/<cluster>/nodes/<id> (docs/cluster.md §Keys), as JSON:
+// {"id":1,"client_address":"10.0.0.1:8090","link_address":"10.0.0.1:8091","shards":4}.
+struct NodeInfo {
+  uint32_t id = 0;
+  std::string client_address;  // Advertised to clients (code 12).
+  std::string link_address;    // For node links (not served yet).
+  uint32_t shards = 0;
+  bool operator==(const NodeInfo&) const = default;
+};
+
+// An assignment, /hark/<cluster>/assignments/<stream>/<topic>/<partition>:
+// {"node":2,"epoch":1,"by":1}, `by` the controller that wrote it (for operators and audits).
+struct Assignment {
+  uint32_t node = 0;
+  uint64_t epoch = 0;
+  uint32_t by = 0;
+  bool operator==(const Assignment&) const = default;
+};
+
+std::string encode_node(const NodeInfo& node);
+std::optional<NodeInfo> decode_node(std::string_view json);
+std::string encode_assignment(const Assignment& assignment);
+std::optional<Assignment> decode_assignment(std::string_view json);
+
+// The key layout, all under /hark/<cluster>/.
+struct Keys {
+  explicit Keys(std::string_view cluster);
+  std::string root;         // "/hark/<cluster>/"
+  std::string nodes;        // root + "nodes/"
+  std::string controller;   // root + "controller"
+  std::string partitions;   // root + "partitions/": partitions that want an owner
+  std::string assignments;  // root + "assignments/"
+  std::string node(uint32_t id) const;
+  std::string partition(const core::PartitionKey& key) const;
+  std::string assignment(const core::PartitionKey& key) const;
+};
+// "<stream>/<topic>/<partition>" after a partitions/ or assignments/ prefix; nullopt if not.
+std::optional<core::PartitionKey> parse_partition_suffix(std::string_view suffix);
+
+// Where a partition lives, as a node sees the cluster.
+struct PartitionOwner {
+  enum class Kind : uint8_t { node, unavailable, unassigned };
+  Kind kind = Kind::unassigned;
+  Assignment assignment;  // For node and unavailable (its node is not live).
+};
+
+// One immutable, versioned picture of the cluster as this node last read it from etcd: the
+// live nodes (those whose lease holds their key), the controller and the assignments. The
+// coordination thread builds a new one on every change and hands it to every shard through
+// its Inbox (Server::publish_cluster_view); a shard reads its own copy without any lock.
+struct ClusterView final : RefCounted {
+  uint64_t version = 0;         // Grows with every view this node publishes.
+  int64_t revision = 0;         // The etcd revision it reflects.
+  uint32_t self = 0;            // This node's id.
+  bool registered = false;      // This node's key is in `nodes`.
+  uint32_t controller = 0;      // 0: none elected.
+  std::vector<NodeInfo> nodes;  // Live, by id.
+  std::map<core::PartitionKey, Assignment> assignments;
+
+  const NodeInfo* node(uint32_t id) const;
+  PartitionOwner owner(const core::PartitionKey& key) const;
+};
+
+// Where the coordination thread hands each new view (harkd: the Server, which posts it to every
+// shard's Inbox). Called on the coordination thread.
+class ViewSink {
+ public:
+  virtual void publish_cluster_view(Ref<const ClusterView> view) = 0;
+
+ protected:
+  ~ViewSink() = default;
+};
+
+}  // namespace hark::server::cluster

@@ -1,0 +1,68 @@
+#include "hark/server/cluster/coordination_thread.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "hark/core/base/clock.h"
+#include "hark/core/base/log.h"
+
+namespace hark::server::cluster {
+
+CoordinationThread::CoordinationThread(CoordinationOptions options, ViewSink& sink)
+    : options_(std::move(options)), sink_(sink) {}
+
+CoordinationThread::~CoordinationThread() { stop(); }
+
+void CoordinationThread::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void CoordinationThread::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stopped_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool CoordinationThread::pause(Duration duration) {
+  std::unique_lock lock(mutex_);
+  stopped_.wait_for(lock, duration, [this] { return stopping_; });
+  return !stopping_;
+}
+
+void CoordinationThread::run() {
+  log::set_thread_name("hark-coord");
+  Result<std::unique_ptr<EtcdGateway>> gateway = EtcdGateway::create(options_.etcd);
+  HARK_ASSERT(gateway.ok());  // The configuration has at least one endpoint.
+  NodeAgent agent(**gateway, SystemClock::instance(), options_.agent);
+  const Duration wait = std::chrono::seconds(options_.agent.lease_ttl_seconds) / 6;
+  constexpr Duration backoff_min = std::chrono::milliseconds(100);
+  constexpr Duration backoff_max = std::chrono::seconds(5);
+  Duration backoff = backoff_min;
+  uint64_t published = 0;
+  while (pause(Duration(0))) {
+    const Status stepped = agent.step(wait);
+    if (!stepped.ok()) {
+      HARK_LOG_ERROR("cluster: etcd at %s: %s (%s); retrying in %d ms",
+                     options_.etcd.endpoints.front(), std::string(error_name(stepped.error())),
+                     (*gateway)->last_error(),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(backoff).count());
+      if (!pause(backoff)) break;
+      backoff = std::min(backoff * 2, backoff_max);
+      continue;
+    }
+    backoff = backoff_min;
+    const Ref<const ClusterView> view = agent.view();
+    if (view && view->version != published) {
+      published = view->version;
+      sink_.publish_cluster_view(view);
+    }
+  }
+  if (!agent.leave().ok()) {
+    HARK_LOG_WARN("cluster: could not revoke the lease on leaving: %s", (*gateway)->last_error());
+  }
+}
+
+}  // namespace hark::server::cluster

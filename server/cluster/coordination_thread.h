@@ -1,0 +1,52 @@
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hark/core/base/ref.h"
+#include "hark/server/cluster/cluster_view.h"
+#include "hark/server/cluster/etcd_gateway.h"
+#include "hark/server/cluster/node_agent.h"
+
+namespace hark::server::cluster {
+
+struct CoordinationOptions {
+  GatewayOptions etcd;
+  AgentOptions agent;
+};
+
+// harkd's coordination thread (`hark-coord`): the only thread that talks to etcd. It steps a
+// NodeAgent over an EtcdGateway in a loop (each step waits at most a sixth of the lease TTL
+// for changes, so keep-alives are never late) and hands every new ClusterView to `sink`
+// (harkd's Server posts it to every shard's Inbox). When etcd cannot be
+// reached or refuses harkd, it logs why (etcd's own message) and retries with a backoff
+// doubling from 100 ms to 5 s; meanwhile shards keep their last view. stop() leaves the
+// cluster (revokes the lease, so the others see this node go at once) and joins.
+class CoordinationThread {
+ public:
+  // `sink` must outlive the thread (stop() before it goes).
+  CoordinationThread(CoordinationOptions options, ViewSink& sink);
+  ~CoordinationThread();
+  CoordinationThread(const CoordinationThread&) = delete;
+  CoordinationThread& operator=(const CoordinationThread&) = delete;
+
+  void start();
+  void stop();
+
+ private:
+  void run();
+  // Sleeps `duration` unless stop() comes first; false when stopping.
+  bool pause(Duration duration);
+
+  CoordinationOptions options_;
+  ViewSink& sink_;
+  std::mutex mutex_;
+  std::condition_variable stopped_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace hark::server::cluster

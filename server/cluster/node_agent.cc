@@ -1,0 +1,238 @@
+#include "hark/server/cluster/node_agent.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <limits>
+
+#include "hark/core/base/log.h"
+
+namespace hark::server::cluster {
+namespace {
+
+Compare number_compare(std::string key, Compare::Target target, Compare::Op op, int64_t number) {
+  return {.key = std::move(key), .target = target, .op = op, .number = number};
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(Coordinator& coordinator, const Clock& clock, AgentOptions options)
+    : coordinator_(coordinator),
+      clock_(clock),
+      options_(std::move(options)),
+      keys_(options_.cluster),
+      mirror_(keys_.root) {}
+
+// The lease first (a fresh one after it expired), then this node's key on it.
+Status NodeAgent::ensure_lease() {
+  const Instant now = clock_.monotonic_now();
+  const Duration ttl = std::chrono::seconds(options_.lease_ttl_seconds);
+  if (lease_ != 0 && now >= next_keep_alive_) {
+    const Result<int64_t> renewed = coordinator_.lease_keep_alive(lease_);
+    if (renewed.ok()) {
+      next_keep_alive_ = now + ttl / 3;
+    } else if (renewed.error() == Error::resource_not_found) {
+      HARK_LOG_WARN("cluster: node %u lost its lease %d (expired); registering again",
+                    options_.self.id, lease_);
+      lease_ = 0;
+      campaign_revision_ = 0;
+    } else {
+      return renewed.error();
+    }
+  }
+  if (lease_ == 0) {
+    HARK_TRY_ASSIGN(Lease lease, coordinator_.lease_grant(options_.lease_ttl_seconds));
+    lease_ = lease.id;
+    registered_ = false;
+    next_keep_alive_ = now + ttl / 3;
+  }
+  if (!registered_) {
+    HARK_TRY(coordinator_.put(keys_.node(options_.self.id), encode_node(options_.self), lease_));
+    registered_ = true;
+    HARK_LOG_INFO("cluster: node %u registered (lease %d, ttl %ds)", options_.self.id, lease_,
+                  options_.lease_ttl_seconds);
+  }
+  return ok_status();
+}
+
+Status NodeAgent::campaign() {
+  Txn txn;
+  txn.compare.push_back(
+      number_compare(keys_.controller, Compare::Target::create_revision, Compare::Op::equal, 0));
+  txn.success.push_back(TxnOp::put(keys_.controller, std::to_string(options_.self.id), lease_));
+  HARK_TRY_ASSIGN(TxnResult result, coordinator_.txn(txn));
+  if (result.succeeded) {
+    campaign_revision_ = result.revision;
+    elections_won_++;
+    HARK_LOG_INFO("cluster: node %u elected controller at revision %d", options_.self.id,
+                  campaign_revision_);
+  }
+  return ok_status();
+}
+
+// The mirror says who holds the controller key: a node that believed it did and reads
+// otherwise (once the mirror has caught up with its campaign) steps down.
+void NodeAgent::follow_controller_key() {
+  if (!is_controller() || mirror_.revision() < campaign_revision_) return;
+  const auto found = mirror_.entries().find(keys_.controller);
+  const bool mine = found != mirror_.entries().end() &&
+                    found->second.value == std::to_string(options_.self.id) &&
+                    found->second.create_revision == campaign_revision_;
+  if (!mine) {
+    HARK_LOG_WARN("cluster: node %u is no longer the controller", options_.self.id);
+    campaign_revision_ = 0;
+  }
+}
+
+std::vector<Compare> NodeAgent::leadership() const {
+  return {{.key = keys_.controller,
+           .target = Compare::Target::value,
+           .op = Compare::Op::equal,
+           .value = std::to_string(options_.self.id)},
+          number_compare(keys_.controller, Compare::Target::create_revision, Compare::Op::equal,
+                         campaign_revision_)};
+}
+
+Result<bool> NodeAgent::controller_txn(std::vector<Compare> extra, std::vector<TxnOp> ops) {
+  if (!is_controller()) return false;
+  Txn txn;
+  txn.compare = leadership();
+  for (Compare& compare : extra) txn.compare.push_back(std::move(compare));
+  txn.success = std::move(ops);
+  txn.failure.push_back(TxnOp::range(keys_.controller));
+  HARK_TRY_ASSIGN(TxnResult result, coordinator_.txn(txn));
+  if (result.succeeded) return true;
+  const std::vector<KeyValue>& holder = result.ranges.at(0).kvs;
+  const bool still_mine = !holder.empty() && holder[0].value == std::to_string(options_.self.id) &&
+                          holder[0].create_revision == campaign_revision_;
+  if (!still_mine) {
+    rejected_++;
+    campaign_revision_ = 0;
+    HARK_LOG_WARN("cluster: node %u's controller write was rejected: another node leads",
+                  options_.self.id);
+  }
+  return false;
+}
+
+uint32_t NodeAgent::least_loaded(std::map<uint32_t, uint32_t>& load) const {
+  uint32_t best = 0;
+  uint32_t best_load = std::numeric_limits<uint32_t>::max();
+  for (const auto& [node, count] : load) {
+    if (count < best_load) {
+      best = node;
+      best_load = count;
+    }
+  }
+  return best;
+}
+
+// Partitions that want an owner go to the live node with the fewest (ties: the lowest id).
+Status NodeAgent::assign_unassigned() {
+  if (!is_controller() || !view_) return ok_status();
+  std::map<uint32_t, uint32_t> load;
+  for (const NodeInfo& node : view_->nodes) load[node.id] = 0;
+  for (const auto& [key, assignment] : view_->assignments) {
+    if (load.contains(assignment.node)) load[assignment.node]++;
+  }
+  for (const auto& [name, kv] : mirror_.entries()) {
+    if (!name.starts_with(keys_.partitions)) continue;
+    const auto key = parse_partition_suffix(std::string_view(name).substr(keys_.partitions.size()));
+    if (!key || view_->assignments.contains(*key)) continue;
+    const uint32_t target = least_loaded(load);
+    if (target == 0) return ok_status();  // No live node (node ids start at 1).
+    const std::string assignment_key = keys_.assignment(*key);
+    std::vector<Compare> extra = {
+        number_compare(assignment_key, Compare::Target::create_revision, Compare::Op::equal, 0),
+        number_compare(keys_.node(target), Compare::Target::create_revision, Compare::Op::greater,
+                       0)};
+    std::vector<TxnOp> ops = {TxnOp::put(
+        assignment_key, encode_assignment({.node = target, .epoch = 1, .by = options_.self.id}))};
+    HARK_TRY_ASSIGN(bool written, controller_txn(std::move(extra), std::move(ops)));
+    if (!written) return ok_status();  // The next step re-reads and tries again.
+    load[target]++;
+  }
+  return ok_status();
+}
+
+Result<bool> NodeAgent::move_partition(const core::PartitionKey& key, uint32_t node) {
+  const std::string assignment_key = keys_.assignment(key);
+  const auto found = mirror_.entries().find(assignment_key);
+  if (found == mirror_.entries().end()) return false;
+  const std::optional<Assignment> current = decode_assignment(found->second.value);
+  if (!current) return false;
+  std::vector<Compare> extra = {
+      number_compare(assignment_key, Compare::Target::mod_revision, Compare::Op::equal,
+                     found->second.mod_revision),
+      number_compare(keys_.node(node), Compare::Target::create_revision, Compare::Op::greater, 0)};
+  std::vector<TxnOp> ops = {TxnOp::put(
+      assignment_key,
+      encode_assignment({.node = node, .epoch = current->epoch + 1, .by = options_.self.id}))};
+  return controller_txn(std::move(extra), std::move(ops));
+}
+
+Status NodeAgent::request_partition(const core::PartitionKey& key) {
+  HARK_TRY(coordinator_.put(keys_.partition(key), "", 0));
+  return ok_status();
+}
+
+namespace {
+
+// The view the mirror's entries describe (version and self left to the caller).
+ClusterView* view_of(const std::map<std::string, KeyValue>& entries, const Keys& keys) {
+  auto* view = new ClusterView();
+  for (const auto& [name, kv] : entries) {
+    if (name == keys.controller) {
+      view->controller = static_cast<uint32_t>(std::strtoul(kv.value.c_str(), nullptr, 10));
+    } else if (name.starts_with(keys.nodes)) {
+      if (std::optional<NodeInfo> node = decode_node(kv.value)) view->nodes.push_back(*node);
+    } else if (name.starts_with(keys.assignments)) {
+      const auto key =
+          parse_partition_suffix(std::string_view(name).substr(keys.assignments.size()));
+      const std::optional<Assignment> assignment = decode_assignment(kv.value);
+      if (key && assignment) view->assignments[*key] = *assignment;
+    }
+  }
+  std::sort(view->nodes.begin(), view->nodes.end(),
+            [](const NodeInfo& a, const NodeInfo& b) { return a.id < b.id; });
+  return view;
+}
+
+bool same_picture(const ClusterView& a, const ClusterView& b) {
+  return a.registered == b.registered && a.controller == b.controller && a.nodes == b.nodes &&
+         a.assignments == b.assignments;
+}
+
+}  // namespace
+
+bool NodeAgent::publish_view() {
+  Ref<ClusterView> next(view_of(mirror_.entries(), keys_));
+  next->self = options_.self.id;
+  next->registered = next->node(options_.self.id) != nullptr;
+  next->revision = mirror_.revision();
+  if (view_ && same_picture(*view_, *next)) return false;
+  next->version = !view_ ? 1 : view_->version + 1;
+  view_ = std::move(next);
+  return true;
+}
+
+Status NodeAgent::step(Duration wait) {
+  HARK_TRY(ensure_lease());
+  if (!is_controller() && !mirror_.entries().contains(keys_.controller)) HARK_TRY(campaign());
+  const Result<bool> synced = mirror_.sync(coordinator_, wait);
+  if (!synced.ok()) return synced.error();
+  follow_controller_key();
+  publish_view();
+  HARK_TRY(assign_unassigned());
+  return ok_status();
+}
+
+Status NodeAgent::leave() {
+  if (lease_ == 0) return ok_status();
+  const Status revoked = coordinator_.lease_revoke(lease_);
+  lease_ = 0;
+  registered_ = false;
+  campaign_revision_ = 0;
+  return revoked;
+}
+
+}  // namespace hark::server::cluster

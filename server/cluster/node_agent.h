@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hark/core/base/clock.h"
+#include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
+#include "hark/core/partition_key.h"
+#include "hark/server/cluster/cluster_view.h"
+#include "hark/server/cluster/coordinator.h"
+#include "hark/server/cluster/prefix_mirror.h"
+
+namespace hark::server::cluster {
+
+struct AgentOptions {
+  std::string cluster = "hark";
+  NodeInfo self;
+  int64_t lease_ttl_seconds = 5;  // Kept alive every TTL/3.
+};
+
+// What a node does in the cluster, as a state machine over a Coordinator, one step() at a
+// time (docs/cluster.md §How it works):
+//  - membership: holds a lease and, attached to it, its key nodes/<id> (NodeInfo as JSON),
+//    renewed every TTL/3; a lease found expired is replaced and the key put again;
+//  - election: when the controller key is absent it campaigns with a transaction
+//    `create_revision(controller) == 0 → put(controller, id, lease)`; the controller is the
+//    holder of that key, which goes with its lease;
+//  - as controller: assigns every partition under partitions/ that has no assignment to the
+//    live node with the fewest, epoch 1, and moves partitions on request (epoch + 1). Every
+//    controller write is a transaction guarded on `value(controller) == my id` and
+//    `create_revision(controller) == my campaign's revision`, and on the target node's key
+//    existing, so a deposed controller or a dead target makes it fail, never half-apply;
+//  - the view: everything under /hark/<cluster>/, mirrored by a watch (PrefixMirror), turned
+//    into an immutable ClusterView whenever it changes.
+// Used by one thread (the coordination thread, or a test). Errors are the Coordinator's: a
+// step that fails leaves the state as it was and the next step retries.
+class NodeAgent {
+ public:
+  NodeAgent(Coordinator& coordinator, const Clock& clock, AgentOptions options);
+
+  // One round: lease, registration, mirror, election, controller duties. `wait` bounds the
+  // watch for changes (0 with the fake).
+  Status step(Duration wait);
+  // Gives the lease back (its keys go with it), so the others see this node leave at once.
+  Status leave();
+
+  // Asks for a partition to be assigned (any node; the controller assigns it).
+  Status request_partition(const core::PartitionKey& key);
+  // Controller only: moves `key` to `node` at the next epoch. false: refused (not the
+  // controller any more, the partition changed meanwhile, or `node` is not live).
+  Result<bool> move_partition(const core::PartitionKey& key, uint32_t node);
+  // Controller only: `ops` guarded on this node's leadership (and `extra`). false: refused,
+  // and this node knows it is no longer the controller.
+  Result<bool> controller_txn(std::vector<Compare> extra, std::vector<TxnOp> ops);
+
+  bool is_controller() const { return campaign_revision_ != 0; }
+  int64_t campaign_revision() const { return campaign_revision_; }
+  int64_t lease() const { return lease_; }
+  // The latest view (never null after the first successful step).
+  Ref<const ClusterView> view() const { return view_; }
+  uint64_t controller_writes_rejected() const { return rejected_; }
+  uint64_t elections_won() const { return elections_won_; }
+
+ private:
+  Status ensure_lease();
+  Status campaign();
+  Status assign_unassigned();
+  void follow_controller_key();
+  bool publish_view();
+  std::vector<Compare> leadership() const;
+  uint32_t least_loaded(std::map<uint32_t, uint32_t>& load) const;
+
+  Coordinator& coordinator_;
+  const Clock& clock_;
+  AgentOptions options_;
+  Keys keys_;
+  PrefixMirror mirror_;
+  int64_t lease_ = 0;
+  Instant next_keep_alive_{};
+  bool registered_ = false;
+  int64_t campaign_revision_ = 0;  // Nonzero while this node believes it is the controller.
+  Ref<const ClusterView> view_;
+  uint64_t rejected_ = 0;
+  uint64_t elections_won_ = 0;
+};
+
+}  // namespace hark::server::cluster
