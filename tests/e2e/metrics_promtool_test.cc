@@ -6,6 +6,7 @@
 // parses as PromQL (`promtool check rules` over them, Grafana's variables replaced). Label
 // promtool: it starts promtool beside harkd, so it runs in the release stage only.
 #include <stdio.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -34,7 +35,9 @@ class MetricsPromtool : public HarkdTest {
 
 // Runs `promtool check <what>` on `text` (a file); its exit code, and its output in `output`.
 int promtool_check(const std::string& what, const std::string& text, std::string& output) {
-  const std::string path = testing::TempDir() + "hark_metrics_promtool_input";
+  // One file per process: ctest runs the tests of this file in parallel, each in its own.
+  const std::string path =
+      testing::TempDir() + "hark_metrics_promtool_input." + std::to_string(::getpid());
   std::ofstream(path) << text;
   const std::string command = what == "metrics" ? "promtool check metrics < " + path
                                                 : "promtool check " + what + " " + path;
