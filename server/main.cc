@@ -438,7 +438,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
 
   const int signal_number = wait_for_stop(stop_signals, options.stats_interval, **broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
-  metrics.reset();  // Before the broker: a scrape waits for it.
+  metrics.reset();                         // Before the broker: a scrape waits for it.
   if (coordination) coordination->stop();  // Leaves the cluster before the shards go.
   server.stop_auth();
   (*broker)->stop();

@@ -66,11 +66,17 @@ struct TxnOp {
   bool prefix = false;
 
   static TxnOp put(std::string key, std::string value, int64_t lease = 0) {
-    return {.kind = Kind::put, .key = std::move(key), .value = std::move(value), .lease = lease};
+    return {.kind = Kind::put,
+            .key = std::move(key),
+            .value = std::move(value),
+            .lease = lease,
+            .prefix = false};
   }
-  static TxnOp erase(std::string key) { return {.kind = Kind::erase, .key = std::move(key)}; }
+  static TxnOp erase(std::string key) {
+    return {.kind = Kind::erase, .key = std::move(key), .value = {}, .lease = 0, .prefix = false};
+  }
   static TxnOp range(std::string key, bool prefix = false) {
-    return {.kind = Kind::range, .key = std::move(key), .prefix = prefix};
+    return {.kind = Kind::range, .key = std::move(key), .value = {}, .lease = 0, .prefix = prefix};
   }
 };
 
