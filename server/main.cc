@@ -364,6 +364,40 @@ Result<std::unique_ptr<TlsContext>> load_tls(const ServerOptions& options) {
   return tls;
 }
 
+// Cluster mode needs a node id of its own (0 is the single node's).
+bool cluster_identity_ok(const ServerOptions& options) {
+  if (options.etcd_endpoints.empty() || options.node_id != 0) return true;
+  HARK_LOG_ERROR(
+      "cluster mode (cluster.etcd) needs node.id 1 or more (--node-id), unique in the cluster");
+  log::flush();
+  return false;
+}
+
+// Announces the listeners, serves until a stop signal, then stops in order: the metrics
+// listener (a scrape waits for the broker), the cluster membership (it leaves before the
+// shards go), the logins, the broker.
+void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_signals,
+                         int metrics_listener, const std::string& metrics_bound, Server& server,
+                         std::unique_ptr<core::Broker>& broker) {
+  Scrapes scrapes(*broker, server, options);
+  std::unique_ptr<MetricsServer> metrics;
+  if (metrics_listener >= 0) {
+    metrics =
+        std::make_unique<MetricsServer>(metrics_listener, options.metrics_request_timeout, scrapes);
+  }
+  announce(options, options.bound_address, metrics ? metrics_bound : "");
+  std::unique_ptr<cluster::CoordinationThread> coordination = start_coordination(options, server);
+  const int signal_number = wait_for_stop(stop_signals, options.stats_interval, *broker, server);
+  HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
+  metrics.reset();
+  if (coordination) coordination->stop();
+  server.stop_auth();
+  broker->stop();
+  broker.reset();
+  HARK_LOG_INFO("stopped");
+  log::flush();
+}
+
 int run(const ServerOptions& options, const sigset_t& stop_signals) {
   log::set_level(options.log_level);
   Result<io::SocketAddress> address = io::parse_address(options.address);
@@ -372,13 +406,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   if (!tls.ok()) return 2;
   Result<InstanceLock> instance = lock_instance(options, *address);
   if (!instance.ok()) return 1;
-  if (!options.etcd_endpoints.empty() && options.node_id == 0) {
-    HARK_LOG_ERROR(
-        "cluster mode (cluster.etcd) needs node.id 1 or more (--node-id), unique in "
-        "the cluster");
-    log::flush();
-    return 2;
-  }
+  if (!cluster_identity_ok(options)) return 2;
   FileBudget files;
   if (const int code = plan_open_files(options, files); code != 0) return code;
   log_open_files(options, files);
@@ -425,26 +453,8 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     log::flush();
     return 1;
   }
-  Scrapes scrapes(**broker, server, options);
-  std::unique_ptr<MetricsServer> metrics;
-  if (*metrics_listener >= 0) {
-    metrics = std::make_unique<MetricsServer>(*metrics_listener, options.metrics_request_timeout,
-                                              scrapes);
-  }
-  announce(options, bound.to_string(), metrics ? metrics_bound : "");
-
-  std::unique_ptr<cluster::CoordinationThread> coordination =
-      start_coordination(bound_options, server);
-
-  const int signal_number = wait_for_stop(stop_signals, options.stats_interval, **broker, server);
-  HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
-  metrics.reset();                         // Before the broker: a scrape waits for it.
-  if (coordination) coordination->stop();  // Leaves the cluster before the shards go.
-  server.stop_auth();
-  (*broker)->stop();
-  broker->reset();
-  HARK_LOG_INFO("stopped");
-  log::flush();
+  serve_until_stopped(bound_options, stop_signals, *metrics_listener, metrics_bound, server,
+                      *broker);
   return 0;
 }
 
