@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mechanical style checks (docs/style.md), run by ctest with label `lint`.
-# Usage: tools/lint.sh format|layering|banned|cites|headers|tidy [build-dir]
+# Usage: tools/lint.sh format|layering|banned|cites|headers|tidy|tidy-all [build-dir]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -108,15 +108,44 @@ check_headers() {
   fi
 }
 
+# The translation units tidy checks: every one with `all`; otherwise only those whose source or
+# any file of this repository they include (ninja's depfile record of the build, so the build
+# must have run) changed since the commit in tools/tidy-base.txt, a commit at which the whole
+# check passed. A TU nothing changed in cannot have gained a finding, and parsing every TU is
+# most of CI's release stage (docs/build.md §Lint). A base that is not an ancestor of HEAD, a
+# changed .clang-tidy, or a build without depfiles checks every TU.
+tidy_units() {
+  local build_dir=$1 scope=$2 base changed
+  sources "${product_dirs[@]}" tools bench tests | grep -E '\.cc$' | grep -v '^tests/fuzz/' >"$build_dir/tidy/all"
+  base=$(cat tools/tidy-base.txt 2>/dev/null)
+  if [[ $scope == all || -z $base ]] || ! git merge-base --is-ancestor "$base" HEAD 2>/dev/null; then
+    cat "$build_dir/tidy/all"; return
+  fi
+  changed=$( { git diff --name-only "$base" --; git ls-files --others --exclude-standard; } | sort -u)
+  if grep -qx '.clang-tidy' <<<"$changed"; then cat "$build_dir/tidy/all"; return; fi
+  ninja -C "$build_dir" -t deps 2>/dev/null | awk -v root="$PWD/" -v changed="$changed" '
+    BEGIN { n = split(changed, list, "\n"); for (i = 1; i <= n; i++) touched[list[i]] = 1 }
+    /^[^ ]/ { source = ""; hit = 0; next }
+    /^    / {
+      # Paths as the build wrote them: absolute, relative to the build directory, or through
+      # its include/hark link to the checkout.
+      file = $1; sub("^" root, "", file); sub(/^include\/hark\//, "", file)
+      while (file ~ /^\.\.\//) sub(/^\.\.\//, "", file)
+      if (source == "" && file ~ /\.cc$/) source = file
+      if (file in touched && source != "" && !(source in printed)) { print source; printed[source] = 1 }
+    }' | grep -Fxf "$build_dir/tidy/all"
+}
+
 check_tidy() {
-  local build_dir=$1 output
+  local build_dir=$1 scope=${2:-changed} output units
   # gcc's precompiled headers mean nothing to clang: drop them from the compile commands.
   mkdir -p "$build_dir/tidy"
   sed -E 's# -include [^ ]*cmake_pch\.hxx##g; s# -Winvalid-pch##g' \
     "$build_dir/compile_commands.json" >"$build_dir/tidy/compile_commands.json"
-  output=$(sources "${product_dirs[@]}" tools bench tests | grep -E '\.cc$' | grep -v '^tests/fuzz/' |
-           xargs -r -P "$jobs" -n 4 clang-tidy-16 -p "$build_dir/tidy" --quiet \
-             --extra-arg=-Wno-unknown-warning-option 2>&1 |
+  units=$(tidy_units "$build_dir" "$scope")
+  echo "tidy: $(grep -c . <<<"$units") of $(wc -l <"$build_dir/tidy/all") translation units ($scope since $(cat tools/tidy-base.txt 2>/dev/null || echo 'no base'))"
+  output=$(xargs -r -P "$jobs" -n 4 clang-tidy-16 -p "$build_dir/tidy" --quiet \
+             --extra-arg=-Wno-unknown-warning-option <<<"$units" 2>&1 |
            grep -E '(warning|error):' | sort -u)
   if [[ -n $output ]]; then echo "$output"; return 1; fi
 }
@@ -127,6 +156,7 @@ case ${1:-} in
   banned) check_banned ;;
   headers) check_headers ;;
   cites) check_cites ;;
-  tidy) check_tidy "${2:?build dir}" ;;
-  *) echo "usage: $0 format|layering|banned|cites|headers|tidy [build-dir]" >&2; exit 2 ;;
+  tidy) check_tidy "${2:?build dir}" changed ;;
+  tidy-all) check_tidy "${2:?build dir}" all ;;
+  *) echo "usage: $0 format|layering|banned|cites|headers|tidy|tidy-all [build-dir]" >&2; exit 2 ;;
 esac
