@@ -47,12 +47,7 @@ void FanoutTally::add_round(SteadyClock::time_point sent,
                             std::span<const SteadyClock::time_point> woken, int64_t cpu_ns,
                             const FleetPool& client) {
   add_client(client.round_cpu_ns(), client.round_busiest_fraction(), client.fleets());
-  cpu_known = cpu_known && cpu_ns >= 0;
-  cpu_ns_total += cpu_ns;
-  rounds++;
-  const auto [first, last] = std::minmax_element(woken.begin(), woken.end());
-  result.first_us.push_back(micros_between(sent, *first));
-  result.last_us.push_back(micros_between(sent, *last));
+  add_wakes(sent, woken, cpu_ns);
 }
 
 void FanoutTally::add_round(SteadyClock::time_point sent,
@@ -63,6 +58,11 @@ void FanoutTally::add_round(SteadyClock::time_point sent,
                                              static_cast<double>(cost.wall_ns)
                                        : 0.0;
   add_client(cost.cpu_ns, busy, 1);
+  add_wakes(sent, woken, cpu_ns);
+}
+
+void FanoutTally::add_wakes(SteadyClock::time_point sent,
+                            std::span<const SteadyClock::time_point> woken, int64_t cpu_ns) {
   cpu_known = cpu_known && cpu_ns >= 0;
   cpu_ns_total += cpu_ns;
   rounds++;

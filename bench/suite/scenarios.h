@@ -85,6 +85,9 @@ struct FanoutTally {
                  std::span<const std::chrono::steady_clock::time_point> woken, int64_t cpu_ns,
                  const Fleet& client);
   void add_client(int64_t cpu_ns, double busiest, size_t threads);
+  // The server side of a round, whichever client read it.
+  void add_wakes(SteadyClock::time_point sent, std::span<const SteadyClock::time_point> woken,
+                 int64_t cpu_ns);
   FanoutResult finish(size_t consumers);
 };
 
