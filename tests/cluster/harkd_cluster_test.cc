@@ -8,60 +8,31 @@
 
 #include <gtest/gtest.h>
 
-#include "etcd_process.h"
-#include "hark/tests/e2e/harkd_process.h"
 #include "hark/tests/support/wait_until.h"
-#include "hark/tools/client/client.h"
+#include "local_cluster.h"
 
 namespace hark::test {
 namespace {
 
-std::unique_ptr<client::Client> connect(const HarkdProcess& harkd) {
-  auto client = std::make_unique<client::Client>();
-  if (!client->connect(harkd.address()).ok() || !client->login("iggy", "iggy").ok()) return nullptr;
-  return client;
-}
-
-// The members code 12 reports, or 0 on an error.
-size_t members(client::Client& client) {
-  const auto metadata = client.get_cluster_metadata();
-  return metadata.ok() ? metadata->nodes.size() : 0;
-}
-
 TEST(HarkdCluster, MembersListEachOtherAndALapsedNodeDropsOut) {
-  EtcdProcess etcd;
-  ASSERT_EQ(etcd.start(), "");
-  HarkdProcess nodes[2];
-  for (int i = 0; i < 2; i++) {
-    HarkdProcess::Options options;
-    options.harkd_path = HARK_HARKD_PATH;
-    options.extra_args = {"--etcd",
-                          etcd.url(),
-                          "--etcd-user",
-                          EtcdProcess::user,
-                          "--etcd-password",
-                          EtcdProcess::password,
-                          "--node-id",
-                          std::to_string(i + 1),
-                          "--cluster-name",
-                          "e2e",
-                          "--cluster-lease-ttl",
-                          "2s"};
-    ASSERT_TRUE(nodes[i].start(options)) << nodes[i].error_text() << nodes[i].stderr_tail();
-  }
-  auto one = connect(nodes[0]);
-  auto two = connect(nodes[1]);
+  LocalCluster cluster;
+  LocalCluster::Options options;
+  options.nodes = 2;
+  ASSERT_EQ(cluster.start(options), "");
+  HarkdProcess* nodes[2] = {&cluster.node(1), &cluster.node(2)};
+  auto one = cluster.connect(1);
+  auto two = cluster.connect(2);
   ASSERT_NE(one, nullptr);
   ASSERT_NE(two, nullptr);
   ASSERT_TRUE(wait_until([&] { return members(*one) == 2 && members(*two) == 2; }))
-      << nodes[0].stderr_tail();
+      << nodes[0]->stderr_tail();
   for (int i = 0; i < 2; i++) {
     const auto metadata = (i == 0 ? one : two)->get_cluster_metadata();
     ASSERT_TRUE(metadata.ok());
     EXPECT_EQ(metadata->name, "e2e");
     int leaders = 0;
     for (const protocol::ClusterNode& node : metadata->nodes) {
-      const bool self = node.tcp_port == nodes[i].port();
+      const bool self = node.tcp_port == nodes[i]->port();
       EXPECT_EQ(node.role, self ? 0u : 1u) << node.name;  // 0 Leader, 1 Follower.
       EXPECT_EQ(node.ip, "127.0.0.1");
       leaders += node.role == 0 ? 1 : 0;
@@ -69,15 +40,15 @@ TEST(HarkdCluster, MembersListEachOtherAndALapsedNodeDropsOut) {
     EXPECT_EQ(leaders, 1);
   }
   // Node 2 stops past its lease: node 1 reports itself alone; resumed, node 2 is back.
-  nodes[1].signal(SIGSTOP);
+  nodes[1]->signal(SIGSTOP);
   EXPECT_TRUE(wait_until([&] { return members(*one) == 1; }, std::chrono::seconds(15)));
-  nodes[1].signal(SIGCONT);
+  nodes[1]->signal(SIGCONT);
   EXPECT_TRUE(wait_until([&] { return members(*one) == 2; }, std::chrono::seconds(15)))
-      << nodes[1].stderr_tail();
+      << nodes[1]->stderr_tail();
   // A clean stop leaves the cluster (revokes the lease): node 1 sees node 2 go at once.
-  EXPECT_TRUE(nodes[1].stop().clean());
+  EXPECT_TRUE(nodes[1]->stop().clean());
   EXPECT_TRUE(wait_until([&] { return members(*one) == 1; }, std::chrono::seconds(1)));
-  EXPECT_TRUE(nodes[0].stop().clean());
+  EXPECT_TRUE(nodes[0]->stop().clean());
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+#include "local_cluster.h"
+
+#include <signal.h>
+
+#include <utility>
+
+namespace hark::test {
+
+std::string LocalCluster::start(const Options& options) {
+  options_ = options;
+  if (std::string failed = etcd_.start(); !failed.empty()) return "etcd: " + failed;
+  runs_.resize(options_.nodes);
+  for (uint32_t id = 1; id <= options_.nodes; id++) {
+    if (std::string failed = start_node(id, ""); !failed.empty()) return failed;
+  }
+  return "";
+}
+
+HarkdProcess& LocalCluster::node(uint32_t id) { return *runs_.at(id - 1).back(); }
+
+void LocalCluster::kill(uint32_t id) { node(id).signal(SIGKILL); }
+
+std::string LocalCluster::restart(uint32_t id) {
+  return start_node(id, runs_.at(id - 1).front()->data_directory());
+}
+
+std::unique_ptr<client::Client> LocalCluster::connect(uint32_t id) {
+  auto client = std::make_unique<client::Client>();
+  if (!client->connect(node(id).address()).ok() || !client->login("iggy", "iggy").ok()) {
+    return nullptr;
+  }
+  return client;
+}
+
+std::vector<std::string> LocalCluster::arguments(uint32_t id) const {
+  std::vector<std::string> arguments = {
+      "--etcd",          etcd_.url(),           "--etcd-user",         EtcdProcess::user,
+      "--etcd-password", EtcdProcess::password, "--node-id",           std::to_string(id),
+      "--cluster-name",  options_.name,         "--cluster-lease-ttl", options_.lease_ttl};
+  arguments.insert(arguments.end(), options_.extra_args.begin(), options_.extra_args.end());
+  return arguments;
+}
+
+std::string LocalCluster::start_node(uint32_t id, const std::string& data_directory) {
+  HarkdProcess::Options options;
+  options.harkd_path = HARK_HARKD_PATH;
+  options.shards_count = options_.shards_count;
+  options.data_directory = data_directory;
+  options.extra_args = arguments(id);
+  auto process = std::make_unique<HarkdProcess>();
+  const bool started = process->start(options);
+  std::string failed = started ? ""
+                               : "node " + std::to_string(id) + ": " + process->error_text() +
+                                     "\n" + process->stderr_tail();
+  runs_.at(id - 1).push_back(std::move(process));
+  return failed;
+}
+
+size_t members(client::Client& client) {
+  const auto metadata = client.get_cluster_metadata();
+  return metadata.ok() ? metadata->nodes.size() : 0;
+}
+
+}  // namespace hark::test

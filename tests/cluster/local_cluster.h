@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etcd_process.h"
+#include "hark/tests/e2e/harkd_process.h"
+#include "hark/tools/client/client.h"
+
+namespace hark::test {
+
+// A real etcd with auth (etcd_process.h) and N harkd in cluster mode on loopback, node ids
+// 1..N, for the tests labelled `cluster` (release stage only). start() returns once every node
+// printed its ready line; it does not wait for the nodes to see each other (tests wait for
+// what they need, e.g. members() below). kill()/restart() model a crash and a return: the
+// node comes back on its data directory with the same arguments (on a new port: tests read
+// address() again). The destructor kills what still runs and removes every directory.
+//
+// Owned by one thread (the test's). Control plane: allocates freely.
+class LocalCluster {
+ public:
+  struct Options {
+    uint32_t nodes = 3;
+    uint32_t shards_count = 2;
+    std::string name = "e2e";
+    std::string lease_ttl = "2s";
+    // Appended to every node's command line.
+    std::vector<std::string> extra_args;
+  };
+
+  LocalCluster() = default;
+  LocalCluster(const LocalCluster&) = delete;
+  LocalCluster& operator=(const LocalCluster&) = delete;
+
+  // Empty on success, else what failed (with the failing node's stderr tail).
+  std::string start(const Options& options);
+  EtcdProcess& etcd() { return etcd_; }
+  uint32_t size() const { return options_.nodes; }
+  // The node's current process, id 1..N.
+  HarkdProcess& node(uint32_t id);
+  // SIGKILL, reaped before it returns.
+  void kill(uint32_t id);
+  // Starts a killed or stopped node again on its data directory; empty on success.
+  std::string restart(uint32_t id);
+  // A client connected to the node and logged in as iggy/iggy; nullptr on failure.
+  std::unique_ptr<client::Client> connect(uint32_t id);
+
+ private:
+  std::vector<std::string> arguments(uint32_t id) const;
+  std::string start_node(uint32_t id, const std::string& data_directory);
+
+  Options options_;
+  EtcdProcess etcd_;
+  // Every process a node ran, the current one last: a restarted node's data directory
+  // belongs to its first process, so that one lives until the cluster does.
+  std::vector<std::vector<std::unique_ptr<HarkdProcess>>> runs_;
+};
+
+// How many live members code 12 reports through `client`, 0 on an error.
+size_t members(client::Client& client);
+
+}  // namespace hark::test
