@@ -272,7 +272,10 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
   cluster::CoordinationOptions settings;
   settings.etcd = {.endpoints = options.etcd_endpoints,
                    .user = options.etcd_user,
-                   .password = options.etcd_password};
+                   .password = options.etcd_password,
+                   .ca_file = options.etcd_ca_file,
+                   .cert_file = options.etcd_cert_file,
+                   .key_file = options.etcd_key_file};
   settings.agent = {
       .cluster = options.cluster_name,
       .self = {.id = options.node_id,
