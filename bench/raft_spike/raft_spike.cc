@@ -19,6 +19,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -48,6 +49,7 @@ struct Options {
   std::vector<int> idle_groups = {100, 1000};
   std::vector<int> idle_heartbeats = {100, 1000};  // ms; the election timeout is 10 x
   int grow_mib = 200;
+  std::size_t entry_bytes = 1024;     // of the grow phases (the latency phases use 1 KiB)
   unsigned snapshot_every = 1024;     // raft's default threshold
   unsigned snapshot_trailing = 2048;  // raft 0.15's default
   int base_port = 21000;
@@ -278,12 +280,14 @@ void run_idle(const Options& opt, int groups, unsigned heartbeat_ms, int port, R
 void run_grow(const Options& opt, bool snapshots, int port, Results& results) {
   const std::string key = snapshots ? "grow_snap" : "grow_nosnap";
   Phase phase(
-      key + ": rf3, one group grows by " + std::to_string(opt.grow_mib) + " MiB" +
+      key + ": rf3, one group grows by " + std::to_string(opt.grow_mib) + " MiB of " +
+          std::to_string(opt.entry_bytes) + "-byte entries" +
           (snapshots ? ", snapshot every " + std::to_string(opt.snapshot_every) : ", no snapshots"),
       results);
   NodeConfig leader = base_config(opt, key, 3, port);
   leader.role = Role::grow;
   leader.grow_bytes = static_cast<std::uint64_t>(opt.grow_mib) << 20;
+  leader.entry_bytes = opt.entry_bytes;
   if (!snapshots) leader.snapshot_threshold = ~0u;
   const std::string dir = opt.dir + "/" + key;
   spawn_cluster(phase, leader, 3, dir);
@@ -366,43 +370,37 @@ std::vector<int> parse_list(const std::string& text) {
   return out;
 }
 
+unsigned as_unsigned(const std::string& v) { return static_cast<unsigned>(std::stoul(v)); }
+
 Options parse(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const std::string value = argv[i + 1];
-    if (flag == "--dir")
-      opt.dir = value;
-    else if (flag == "--samples")
-      opt.samples = std::atoi(value.c_str());
-    else if (flag == "--idle-seconds")
-      opt.idle_seconds = std::atoi(value.c_str());
-    else if (flag == "--idle-groups")
-      opt.idle_groups = parse_list(value);
-    else if (flag == "--idle-heartbeats")
-      opt.idle_heartbeats = parse_list(value);
-    else if (flag == "--tmpfs-dir")
-      opt.tmpfs_dir = value;
-    else if (flag == "--grow-mib")
-      opt.grow_mib = std::atoi(value.c_str());
-    else if (flag == "--snapshot-every")
-      opt.snapshot_every = static_cast<unsigned>(std::atoi(value.c_str()));
-    else if (flag == "--heartbeat-ms")
-      opt.heartbeat_ms = static_cast<unsigned>(std::atoi(value.c_str()));
-    else if (flag == "--election-ms")
-      opt.election_ms = static_cast<unsigned>(std::atoi(value.c_str()));
-    else if (flag == "--base-port")
-      opt.base_port = std::atoi(value.c_str());
-    else if (flag == "--phases")
-      opt.phases = value;
-    else if (flag == "--blocks")
-      opt.blocks = std::max(1, std::atoi(value.c_str()));
-    else if (flag == "--keep")
-      opt.keep = value == "1";
-    else {
-      std::fprintf(stderr, "unknown option %s\n", flag.c_str());
+  using Setter = std::function<void(const std::string&)>;
+  const std::map<std::string, Setter> flags = {
+      {"--dir", [&](const std::string& v) { opt.dir = v; }},
+      {"--tmpfs-dir", [&](const std::string& v) { opt.tmpfs_dir = v; }},
+      {"--phases", [&](const std::string& v) { opt.phases = v; }},
+      {"--samples", [&](const std::string& v) { opt.samples = std::stoi(v); }},
+      {"--blocks", [&](const std::string& v) { opt.blocks = std::max(1, std::stoi(v)); }},
+      {"--idle-seconds", [&](const std::string& v) { opt.idle_seconds = std::stoi(v); }},
+      {"--idle-groups", [&](const std::string& v) { opt.idle_groups = parse_list(v); }},
+      {"--idle-heartbeats", [&](const std::string& v) { opt.idle_heartbeats = parse_list(v); }},
+      {"--grow-mib", [&](const std::string& v) { opt.grow_mib = std::stoi(v); }},
+      {"--entry-bytes", [&](const std::string& v) { opt.entry_bytes = std::stoul(v); }},
+      {"--snapshot-every", [&](const std::string& v) { opt.snapshot_every = as_unsigned(v); }},
+      {"--heartbeat-ms", [&](const std::string& v) { opt.heartbeat_ms = as_unsigned(v); }},
+      {"--election-ms", [&](const std::string& v) { opt.election_ms = as_unsigned(v); }},
+      {"--base-port", [&](const std::string& v) { opt.base_port = std::stoi(v); }},
+      {"--keep", [&](const std::string& v) { opt.keep = v == "1"; }},
+  };
+  for (int i = 1; i < argc; i += 2) {
+    const auto it = flags.find(argv[i]);
+    if (it == flags.end() || i + 1 >= argc) {
+      std::fprintf(stderr, "usage: hark_raft_spike [FLAG VALUE]..., flags:");
+      for (const auto& [flag, setter] : flags) std::fprintf(stderr, " %s", flag.c_str());
+      std::fprintf(stderr, "\n(phases: latency,idle,grow; defaults in raft_spike.cc Options)\n");
       std::exit(2);
     }
+    it->second(argv[i + 1]);
   }
   return opt;
 }
