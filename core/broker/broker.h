@@ -47,12 +47,12 @@ class ShardHooks {
 // (storage/partition_log.h). For an embedder's open-file budget (BrokerOptions::partitions_max).
 inline constexpr uint32_t files_per_partition = 7;
 
-// The default of BrokerOptions::stats_step_max. A step of 256 partitions (and stored offsets)
-// takes tens of microseconds, about what one request costs a shard, and a shard reads its ring
-// between at most io::Reactor::passes_max such steps, so a client waits behind a scrape for
-// about a millisecond at most however many partitions the shard owns (docs/bench.md §Metrics);
-// a 10,000-partition shard is walked in 40 steps.
-inline constexpr uint32_t stats_step_default = 256;
+// The default of BrokerOptions::stats_step_max. A shard reads its ring (its clients' requests)
+// between at most io::Reactor::passes_max (4) steps, and a partition costs a scrape about 1 µs,
+// so steps of 64 keep a request's wait behind a scrape under about half a millisecond however
+// many partitions the shard owns (256 measured 2.4 ms; docs/bench.md §Metrics), while a step
+// still does enough to make its re-post (one Inbox push) negligible.
+inline constexpr uint32_t stats_step_default = 64;
 
 struct BrokerOptions {
   // Partitions live in <data_directory>/streams/<s>/topics/<t>/partitions/<p>.
