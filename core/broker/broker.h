@@ -50,7 +50,7 @@ inline constexpr uint32_t files_per_partition = 7;
 // The default of BrokerOptions::stats_step_max. A shard reads its ring (its clients' requests)
 // between at most io::Reactor::passes_max (4) steps, and a partition costs a scrape about 1 µs,
 // so steps of 64 keep a request's wait behind a scrape under about half a millisecond however
-// many partitions the shard owns (256 measured 2.4 ms; docs/bench.md §Metrics), while a step
+// many partitions the shard owns (256: about 1 ms; docs/bench.md §Metrics), while a step
 // still does enough to make its re-post (one Inbox push) negligible.
 inline constexpr uint32_t stats_step_default = 64;
 
