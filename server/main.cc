@@ -184,6 +184,7 @@ std::string scrape(core::Broker& broker, const Server& server, const ServerOptio
                            .durability = durability_name(options.durability),
                            .shards = options.shards_count,
                            .connections = server.connections_count(),
+                           .shard_connections = server.connections_per_shard(),
                            .migrations = server.migrations(),
                            .migrations_refused = server.migrations_refused(),
                            .start_time_seconds = static_cast<double>(server.started_at()) / 1e6,
