@@ -21,6 +21,8 @@ class EtcdProcess {
   // Empty on success, else what failed.
   std::string start();
   const std::string& url() const { return url_; }
+  // Its temporary directory (removed with it): tests keep their cluster files there.
+  const std::string& directory() const { return directory_; }
   static constexpr const char* user = "harkd";
   static constexpr const char* password = "harkd-secret";
   // Runs etcdctl against the member (as root once auth is on); empty on success.
