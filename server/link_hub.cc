@@ -68,9 +68,9 @@ LinkHub::LinkHub(ShardServer& shard, LinkShared& shared, int listen_fd)
 
 LinkHub::~LinkHub() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
-  inbound_owned_.clear();  // Abandoned at teardown: the broker is gone.
   while (inbound_.pop_front() != nullptr) {
   }
+  inbound_owned_.clear();
 }
 
 OutboundLink& LinkHub::link_to(uint32_t node) {
@@ -89,7 +89,8 @@ void LinkHub::complete(int32_t result, uint32_t flags) {
   shard_.collect();
   if ((flags & IORING_CQE_F_MORE) == 0) accept_armed_ = false;
   if (result >= 0) {
-    if (stopping_) {
+    if (stopping_ || inbound_owned_.size() >= inbound_max) {
+      if (!stopping_) add(shared_.handshakes_refused);
       ::close(result);
     } else {
       auto link = std::make_unique<InboundLink>(shard_, *this, result);

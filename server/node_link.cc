@@ -367,9 +367,19 @@ InboundLink::InboundLink(ShardServer& shard, LinkHub& hub, int fd)
               ? "from " + address.to_string()
               : "from fd " + std::to_string(fd);
   attach(fd);
+  shard_.reactor().timers().add(deadline_, shard_.monotonic_now() + handshake_timeout);
 }
 
-InboundLink::~InboundLink() { HARK_ASSERT(running_.empty()); }
+InboundLink::~InboundLink() {
+  shard_.reactor().timers().cancel(deadline_);
+  HARK_ASSERT(running_.empty());
+}
+
+void InboundLink::HandshakeDeadline::expire() {
+  if (link_.authenticated()) return;
+  add(link_.hub_.shared().handshakes_refused);
+  link_.shut("no handshake within the deadline");
+}
 
 bool InboundLink::on_frame(const cluster::LinkFrame& frame) {
   if (!linked_.has_value() && frame.kind == cluster::LinkKind::hello) {
@@ -393,6 +403,7 @@ bool InboundLink::on_frame(const cluster::LinkFrame& frame) {
       return false;
     }
     set_authenticated();
+    shard_.reactor().timers().cancel(deadline_);
     linked_ = *peer;
     hub_.link_up(*this, *peer);
     return true;
@@ -424,6 +435,7 @@ void InboundLink::send_answer(uint64_t id, std::span<const std::byte> answer) {
 
 void InboundLink::on_closed() {
   closed_ = true;
+  shard_.reactor().timers().cancel(deadline_);
   if (authenticated()) add(hub_.shared().links_dropped);
   hub_.link_closed(*this);
 }

@@ -165,7 +165,10 @@ class OutboundLink final : public LinkSocket {
   class Backoff final : public io::Timer {
    public:
     explicit Backoff(OutboundLink& link) : link_(link) {}
-    void expire() override { link_.dial(); }
+    void expire() override {
+      if (link_.pending_.empty()) return;  // Dialled again by the next request.
+      link_.dial();
+    }
 
    private:
     OutboundLink& link_;
@@ -245,11 +248,24 @@ class InboundLink final : public LinkSocket, public ListHook<> {
   IntrusiveList<Executed>& running() { return running_; }
 
  private:
+  // A dialer that has not proved the secret within handshake_timeout is closed (and counted),
+  // so silent or slow sockets on the link port hold nothing for long.
+  class HandshakeDeadline final : public io::Timer {
+   public:
+    explicit HandshakeDeadline(InboundLink& link) : link_(link) {}
+    void expire() override;
+
+   private:
+    InboundLink& link_;
+  };
+  static constexpr Duration handshake_timeout = std::chrono::seconds(5);
+
   bool on_frame(const cluster::LinkFrame& frame) override;
   void on_closed() override;
   bool on_request(const cluster::LinkFrame& frame);
 
   LinkHub& hub_;
+  HandshakeDeadline deadline_{*this};
   cluster::LinkAcceptor acceptor_;
   std::optional<cluster::LinkPeer> linked_;  // Once the handshake succeeded.
   IntrusiveList<Executed> running_;
@@ -282,6 +298,8 @@ class LinkHub final : private io::Completion {
   void finished(Executed& executed);
 
   static constexpr size_t answers_per_entry = 4096;
+  // Inbound links open at once (authenticated or not); a newcomer past it is closed at accept.
+  static constexpr size_t inbound_max = 1024;
 
  private:
   struct EntryState {

@@ -309,6 +309,7 @@ void ShardServer::drain() {
     collect();
   }
   collect();
+  if (!busy()) links_.reset();  // Its links cancel their timers: while the reactor lives.
   if (busy()) {
     (void)links_.release();  // The kernel may still complete one of its operations.
     // The kernel or the broker may still complete something: keep the objects (freed by the

@@ -4,19 +4,27 @@
 // 1 (asserted by node 3's parked/woken counters, not by time); the owner SIGKILLed: sends to
 // its partitions get shard_communication_error (11001), polls on them wait to their deadline
 // and answer empty, other partitions keep working, and after a restart its partitions work
-// again. Until metadata lives in etcd, every node creates the same stream and topic (ids 0/0)
+// again. Sockets on a node's link port that send a client command, garbage or a wrong
+// secret's handshake are closed and counted, and the real links keep forwarding. Until
+// metadata lives in etcd, every node creates the same stream and topic (ids 0/0)
 // and the test asks for assignments by writing the partitions/ keys, as NodeAgent does.
 // Label cluster (release stage only): one etcd, three harkd, a few seconds each.
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <future>
 #include <map>
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
+#include "hark/io/socket.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/system_requests.h"
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/etcd_gateway.h"
+#include "hark/server/cluster/link_protocol.h"
 #include "hark/tests/e2e/e2e_support.h"
 #include "hark/tests/support/wait_until.h"
 #include "local_cluster.h"
@@ -74,6 +82,16 @@ class HarkdForwarding : public ::testing::Test {
       ASSERT_TRUE(assignment.has_value());
       owner_of_[p] = assignment->node;
     }
+  }
+
+  std::string link_address(uint32_t node) {
+    auto etcd = server::cluster::EtcdGateway::create({.endpoints = {cluster_.etcd().url()},
+                                                      .user = EtcdProcess::user,
+                                                      .password = EtcdProcess::password});
+    const auto range = (*etcd)->range("/hark/e2e/nodes/" + std::to_string(node), false);
+    if (!range.ok() || range->kvs.empty()) return "";
+    const auto info = server::cluster::decode_node(range->kvs[0].value);
+    return info ? info->link_address : "";
   }
 
   // A partition `node` owns (the controller spreads three over three nodes: one each).
@@ -142,6 +160,85 @@ TEST_F(HarkdForwarding, SendViaOneNodeIsReadViaTheOthers) {
                                                         .partition_id = p});
   ASSERT_TRUE(offset.ok() && offset->has_value());
   EXPECT_EQ((*offset)->stored_offset, 0u);
+}
+
+// A blocking socket to `address` with a receive timeout; -1 on failure.
+int dial(const std::string& address) {
+  const auto parsed = io::parse_address(address);
+  if (!parsed.ok()) return -1;
+  const int fd = ::socket(parsed->storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const timeval timeout{.tv_sec = 10, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&parsed->storage), parsed->length) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool write_all(int fd, std::span<const std::byte> bytes) {
+  return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+}
+
+// Reads until the node closes the socket (true) or the receive times out (false); what was
+// read is appended to `received`.
+bool closed_by_node(int fd, protocol::Bytes* received = nullptr) {
+  std::array<std::byte, 4096> buffer{};
+  while (true) {
+    const ssize_t got = ::recv(fd, buffer.data(), buffer.size(), 0);
+    if (got == 0 || (got < 0 && errno == ECONNRESET)) return true;
+    if (got < 0) return false;
+    if (received != nullptr)
+      received->insert(received->end(), buffer.begin(), buffer.begin() + got);
+  }
+}
+
+TEST_F(HarkdForwarding, HostileLinkPeersAreClosedAndForwardingGoesOn) {
+  const std::string address = link_address(3);
+  ASSERT_FALSE(address.empty());
+  const uint64_t refused = cluster_.node(3).stats()->link_handshakes_refused;
+  // A client command on the link port.
+  int fd = dial(address);
+  ASSERT_GE(fd, 0);
+  protocol::Bytes ping;
+  ASSERT_TRUE(protocol::encode_request(protocol::PingRequest{}, ping).ok());
+  ASSERT_TRUE(write_all(fd, ping));
+  EXPECT_TRUE(closed_by_node(fd));
+  ::close(fd);
+  // Garbage.
+  fd = dial(address);
+  const protocol::Bytes garbage(16, std::byte{0xff});
+  ASSERT_TRUE(write_all(fd, garbage));
+  EXPECT_TRUE(closed_by_node(fd));
+  ::close(fd);
+  // A wrong secret: the node's proof does not verify here, and a forged proof is refused there.
+  fd = dial(address);
+  const std::string wrong(40, 'w');
+  server::cluster::LinkDialer dialer(
+      {.secret = wrong, .cluster = "e2e", .node = 9, .incarnation = 1}, 0, 3,
+      server::cluster::random_nonce());
+  protocol::Bytes hello;
+  dialer.hello(hello);
+  ASSERT_TRUE(write_all(fd, hello));
+  protocol::Bytes challenge(4 + 1 + 4 + 8 + 32 + 32);
+  ASSERT_EQ(::recv(fd, challenge.data(), challenge.size(), MSG_WAITALL),
+            static_cast<ssize_t>(challenge.size()));
+  const auto frame = server::cluster::scan_link_frame(challenge, 1024);
+  ASSERT_EQ(frame.state, server::cluster::LinkScanState::ready);
+  protocol::Bytes proof;
+  EXPECT_EQ(dialer.on_challenge(frame, proof).error(), Error::unauthenticated);
+  proof = {std::byte{33}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{3}};
+  proof.resize(proof.size() + 32);
+  ASSERT_TRUE(write_all(fd, proof));
+  EXPECT_TRUE(closed_by_node(fd));
+  ::close(fd);
+  EXPECT_TRUE(wait_for_stats(cluster_.node(3), [&](const HarkdStats& stats) {
+    return stats.link_handshakes_refused >= refused + 3;
+  }));
+  // The links between the nodes were not touched.
+  const uint32_t p = owned_by(3);
+  ASSERT_TRUE(send(1, p, "still").ok());
+  EXPECT_EQ(*read(2, p), std::vector<std::string>{"still"});
 }
 
 TEST_F(HarkdForwarding, PollParkedViaNodeTwoIsWokenBySendViaNodeOne) {
