@@ -1,12 +1,16 @@
 // Two harkd in cluster mode against a real etcd with auth (tests/cluster/etcd_process.h):
 // both register, code 12 on each lists both with the connected node as the one Leader, and a
 // node stopped (SIGSTOP) past its lease drops out of the other's answer and comes back when
-// resumed. Label cluster (release stage only): one etcd, two harkd, a few seconds.
+// resumed; cluster mode without a usable cluster secret does not start. Label cluster (release
+// stage only): one etcd, two harkd, a few seconds.
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "hark/tests/support/wait_until.h"
 #include "local_cluster.h"
@@ -49,6 +53,31 @@ TEST(HarkdCluster, MembersListEachOtherAndALapsedNodeDropsOut) {
   EXPECT_TRUE(nodes[1]->stop().clean());
   EXPECT_TRUE(wait_until([&] { return members(*one) == 1; }, std::chrono::seconds(1)));
   EXPECT_TRUE(nodes[0]->stop().clean());
+}
+
+// The secret is checked before anything listens or talks to etcd (no etcd runs here).
+TEST(HarkdCluster, AMissingShortOrWorldReadableSecretStopsHarkd) {
+  const std::string secret =
+      (std::filesystem::temp_directory_path() / ("hark-secret-" + std::to_string(::getpid())))
+          .string();
+  const auto start_error = [&](const std::vector<std::string>& secret_args) {
+    HarkdProcess harkd;
+    HarkdProcess::Options options;
+    options.harkd_path = HARK_HARKD_PATH;
+    options.extra_args = {"--etcd", "http://127.0.0.1:1", "--node-id", "1"};
+    options.extra_args.insert(options.extra_args.end(), secret_args.begin(), secret_args.end());
+    EXPECT_FALSE(harkd.start(options));
+    return harkd.stderr_tail();
+  };
+  EXPECT_NE(start_error({}).find("needs cluster.secret_file"), std::string::npos);
+  std::ofstream(secret) << "too short\n";
+  ::chmod(secret.c_str(), 0600);
+  EXPECT_NE(start_error({"--cluster-secret-file", secret}).find("at least 32"), std::string::npos);
+  std::ofstream(secret) << std::string(40, 'k') << "\n";
+  ::chmod(secret.c_str(), 0644);
+  EXPECT_NE(start_error({"--cluster-secret-file", secret}).find("world-readable"),
+            std::string::npos);
+  std::filesystem::remove(secret);
 }
 
 }  // namespace
