@@ -20,6 +20,8 @@
 namespace hark::server {
 namespace {
 
+// The partition by ids, if this node's catalog has it: a name, topic or partition it does not
+// know is left to the local path, which answers it with Iggy's not-found code.
 std::optional<core::PartitionKey> key_of(const core::Broker& broker,
                                          const protocol::Identifier& stream_id,
                                          const protocol::Identifier& topic_id, uint32_t partition) {
@@ -27,7 +29,8 @@ std::optional<core::PartitionKey> key_of(const core::Broker& broker,
   const Result<core::NameOrId> topic = name_or_id(topic_id);
   if (!stream.ok() || !topic.ok()) return std::nullopt;
   const Result<core::Broker::ResolvedIds> ids = broker.resolve(*stream, &*topic);
-  if (!ids.ok()) return std::nullopt;
+  const core::Partitioning named{.kind = core::Partitioning::Kind::partition, .value = partition};
+  if (!ids.ok() || !broker.pick_partition(*stream, *topic, named).ok()) return std::nullopt;
   return core::PartitionKey{.stream = StreamId(ids->stream),
                             .topic = TopicId(*ids->topic),
                             .partition = PartitionId(partition)};

@@ -118,7 +118,7 @@ void LinkHub::stop() {
 bool LinkHub::busy() const {
   if (accept_armed_) return true;
   for (const auto& [node, link] : outbound_) {
-    if (link->busy()) return true;
+    if (link->busy() || link->connecting()) return true;
   }
   return !inbound_.empty();
 }

@@ -207,6 +207,7 @@ void OutboundLink::cancel(Forward& forward) {
 void OutboundLink::stop() {
   stopped_ = true;
   shard_.reactor().timers().cancel(backoff_);
+  if (connecting_) shard_.ring().cancel(connect_);
   fail_all();
   shut("stopping");
 }

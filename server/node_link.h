@@ -150,7 +150,8 @@ class OutboundLink final : public LinkSocket {
   void cancel(Forward& forward);
   // Shard stop: fails every Forward, closes, never reconnects.
   void stop();
-  bool idle() const { return pending_.empty() && !attached() && !busy() && !connecting_; }
+  // A connect in flight (the kernel holds the completion).
+  bool connecting() const { return connecting_; }
 
  private:
   enum class State : uint8_t { down, connecting, handshaking, up };
