@@ -1,7 +1,8 @@
 // Forwarding over node links between three real harkd (tests/cluster/local_cluster.h): a send
 // via node 1 for a partition node 3 owns is read back via nodes 2 and 3; balanced sends are
 // resolved at the entry node; a poll parked via node 2 at owner 3 is woken by a send via node
-// 1 (asserted by node 3's parked/woken counters, not by time); the owner SIGKILLed: sends to
+// 1 (asserted by node 3's parked/woken counters, not by time), and cancelled there when its
+// client goes away at node 2; the owner SIGKILLed: sends to
 // its partitions get shard_communication_error (11001), polls on them wait to their deadline
 // and answer empty, other partitions keep working, and after a restart its partitions work
 // again. Sockets on a node's link port that send a client command, garbage or a wrong
@@ -265,6 +266,21 @@ TEST_F(HarkdForwarding, PollParkedViaNodeTwoIsWokenBySendViaNodeOne) {
   EXPECT_EQ(*woken, std::vector<std::string>{"wake"});
   EXPECT_EQ(cluster_.node(3).stats()->woken, before.woken + 1);
   EXPECT_EQ(cluster_.node(2).stats()->parked, 0u);  // The entry parked nothing itself.
+}
+
+TEST_F(HarkdForwarding, AClientGoneAtTheEntryCancelsItsPollAtTheOwner) {
+  const uint32_t p = owned_by(3);
+  const HarkdStats before = *cluster_.node(3).stats();
+  RawConnection client;
+  ASSERT_TRUE(client.connect_and_login(cluster_.node(2).address()));
+  ASSERT_TRUE(client.send(request_frame(poll_request(1, p, offset_strategy(0), 1, 20s))));
+  ASSERT_TRUE(wait_for_stats(cluster_.node(3), [&](const HarkdStats& stats) {
+    return stats.parked_now == before.parked_now + 1;
+  }));
+  client.close();
+  EXPECT_TRUE(wait_for_stats(cluster_.node(3), [&](const HarkdStats& stats) {
+    return stats.parked_now == before.parked_now && stats.cancelled == before.cancelled + 1;
+  }));
 }
 
 TEST_F(HarkdForwarding, DeadOwnerIsUnavailableUntilItReturns) {
