@@ -461,7 +461,7 @@ const Setting settings[] = {
      },
      [](const ServerOptions& o) { return toml_string(o.advertised_address); }},
     {"node.link_address", "--node-link-address", "HARK_NODE_LINK_ADDRESS", "",
-     "HOST:PORT other nodes will reach this node's links on (cluster mode; registered only)",
+     "HOST:PORT this node listens on for node links (cluster mode; port 0: any)",
      [](ServerOptions& o, std::string_view v) {
        return apply_address(o.node_link_address, "node.link_address", v, true);
      },
@@ -577,6 +577,14 @@ const Setting settings[] = {
        return apply_readable_file(o.etcd_key_file, "cluster.etcd_key_file", v);
      },
      [](const ServerOptions& o) { return toml_string(o.etcd_key_file); }},
+    {"cluster.secret_file", "--cluster-secret-file", "HARK_CLUSTER_SECRET_FILE", "",
+     "the cluster secret node links authenticate with (cluster mode: required, >= 32 bytes, "
+     "not world-readable)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       o.cluster_secret_file = std::string(v);
+       return {};
+     },
+     [](const ServerOptions& o) { return toml_string(o.cluster_secret_file); }},
     {"cluster.lease_ttl", "--cluster-lease-ttl", "HARK_CLUSTER_LEASE_TTL", "",
      "how long a silent node stays a member (its etcd lease; kept alive every third of it)",
      [](ServerOptions& o, std::string_view v) -> std::string {

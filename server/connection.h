@@ -30,6 +30,7 @@
 #include "hark/protocol/writer.h"
 #include "hark/server/client_registry.h"
 #include "hark/server/command_table.h"
+#include "hark/server/node_link.h"
 #include "hark/server/request_buffer.h"
 #include "hark/server/tls.h"
 #include "hark/server/users/auth_pool.h"
@@ -286,7 +287,9 @@ class Connection final : public ListHook<>,
   bool closed() const { return phase_ == Phase::closed; }
   // True while the broker or the AuthPool may still call back (an operation, an auto-commit,
   // the leaving of its groups or a user command in flight).
-  bool broker_busy() const { return op_busy_ || commit_busy_ || leave_busy_ || user_busy_; }
+  bool broker_busy() const {
+    return op_busy_ || commit_busy_ || leave_busy_ || user_busy_ || forward_busy_;
+  }
   // True while the kernel, the broker or the AuthPool may still call back: the connection
   // cannot close, migrate or be freed.
   bool busy() const { return recv_armed_ || hangup_armed_ || sender_.busy() || broker_busy(); }
@@ -332,6 +335,27 @@ class Connection final : public ListHook<>,
    public:
     explicit HeartbeatCheck(Connection& connection) : connection_(connection) {}
     void expire() override { connection_.heartbeat_due(); }
+
+   private:
+    Connection& connection_;
+  };
+
+  // Forwarding (connection_forward.cc; docs/cluster.md §Forwarding): the request in flight at
+  // another node, and the wait of a poll whose partition has no live owner.
+  class ForwardSlot final : public Forward {
+   public:
+    explicit ForwardSlot(Connection& connection) : connection_(connection) {}
+    void forward_done(Result<std::span<const std::byte>> response) override {
+      connection_.forward_done(response);
+    }
+
+   private:
+    Connection& connection_;
+  };
+  class ForwardWait final : public io::Timer {
+   public:
+    explicit ForwardWait(Connection& connection) : connection_(connection) {}
+    void expire() override { connection_.forward_wait_over(); }
 
    private:
     Connection& connection_;
@@ -393,6 +417,27 @@ class Connection final : public ListHook<>,
   void decide_migration();
   void begin_migration();
   void migrate_if_ready();
+
+  // Cluster mode (connection_forward.cc): the partition a send, a one-partition poll or an
+  // offset request acts on, by ids (a balanced or keyed send is resolved here and rewritten to
+  // name its partition); nullopt: served here as on one node (a group poll, a name that does
+  // not resolve: the local path answers it).
+  std::optional<core::PartitionKey> routed_partition(protocol::SendMessagesRequest& request);
+  std::optional<core::PartitionKey> routed_partition(protocol::PollMessagesRequest& request);
+  std::optional<core::PartitionKey> routed_partition(protocol::StoreConsumerOffsetRequest& request);
+  std::optional<core::PartitionKey> routed_partition(protocol::GetConsumerOffsetRequest& request);
+  // True: forwarded to the partition's owner or answered (ok); false: serve it here. Errors:
+  // shard_communication_error (11001) when the owner is not live or nothing is assigned.
+  template <typename Request>
+  Result<bool> route(Request& request);
+  template <typename Request>
+  Status forward(const Request& request, uint32_t node, const core::PartitionKey& key);
+  void forward_done(Result<std::span<const std::byte>> response);
+  void forward_wait_over();
+  // A poll with no live owner: answered empty at its deadline, as a poll that found nothing.
+  void wait_unavailable(Instant deadline);
+  Duration poll_wait(const protocol::PollMessagesRequest& request);
+  void cancel_forward();
 
   // The rows of commands.inc (connection_commands.cc): code → decode → authorize → handler.
   // Ok: a response is under way. An error: answer it.
@@ -468,8 +513,12 @@ class Connection final : public ListHook<>,
   AutoCommit commit_{*this};
   LeaveGroups leave_{*this};
   UserJob user_job_{*this};
-  Ref<const UserTable> users_;     // The users snapshot last looked at.
-  uint32_t user_id_ = UINT32_MAX;  // Logged in as; UINT32_MAX: not logged in.
+  ForwardSlot forward_{*this};
+  ForwardWait forward_wait_{*this};
+  uint32_t forward_node_ = 0;       // Where forward_ went.
+  uint32_t forward_partition_ = 0;  // Its partition (an empty poll answer names it).
+  Ref<const UserTable> users_;      // The users snapshot last looked at.
+  uint32_t user_id_ = UINT32_MAX;   // Logged in as; UINT32_MAX: not logged in.
   // get_me / get_client / get_clients: the clients to answer about, while their groups are
   // looked up (control plane).
   std::vector<ClientInfo> clients_;
@@ -498,6 +547,7 @@ class Connection final : public ListHook<>,
   bool commit_waiting_ = false;  // Another auto-commit is to follow it (implies commit_busy_).
   bool leave_busy_ = false;      // The LeaveGroups is submitted.
   bool user_busy_ = false;       // The UserJob is with the AuthPool.
+  bool forward_busy_ = false;    // forward_ is at another node, or forward_wait_ runs.
   // Facts about the client, not phases.
   bool joined_group_ = false;  // Asked to join a group: leave every group on close.
   bool registered_ = false;    // Listed in the ClientRegistry.

@@ -32,12 +32,26 @@ namespace hark::server {
         });                                                                                 \
   }
 
+// The requests cluster mode may forward to a partition's owner (connection_forward.cc).
+template <typename Request>
+constexpr bool forwardable = std::is_same_v<Request, protocol::SendMessagesRequest> ||
+                             std::is_same_v<Request, protocol::PollMessagesRequest> ||
+                             std::is_same_v<Request, protocol::StoreConsumerOffsetRequest> ||
+                             std::is_same_v<Request, protocol::GetConsumerOffsetRequest>;
+
 template <typename Request, typename Handler>
 Status Connection::run(std::span<const std::byte> payload, Handler handler) {
   Result<protocol::Decoded<Request>> decoded = protocol::decode_payload<Request>(payload);
   const Status status = decoded.ok() ? ok_status() : Status(decoded.error());
   HARK_TRY(this->decoded(code_, status, decoded.ok() ? decoded->trailing_bytes : 0));
   HARK_TRY(authorize_request(decoded->value));
+  if constexpr (forwardable<Request>) {
+    // Cluster mode only (a view exists): one pointer check on one node.
+    if (shard_.cluster_view() != nullptr) {
+      HARK_TRY_ASSIGN(const bool routed, route(decoded->value));
+      if (routed) return ok_status();
+    }
+  }
   return handler(decoded->value);
 }
 

@@ -26,15 +26,6 @@ constexpr uint8_t cluster_role_follower = 1;
 constexpr std::string_view single_node_cluster_name = "single-node";
 constexpr uint8_t cluster_status_healthy = 0;
 
-// wait_timeout_us is a u64 of µs; Duration counts ns in an i64. Anything past what fits is
-// "wait as long as allowed" (the broker clamps it to max_wait anyway).
-Duration wait_of(uint64_t wait_timeout_us) {
-  constexpr uint64_t us_max =
-      static_cast<uint64_t>(std::numeric_limits<Duration::rep>::max() / 1000);
-  if (wait_timeout_us > us_max) return Duration::max();
-  return std::chrono::microseconds(static_cast<int64_t>(wait_timeout_us));
-}
-
 core::PollFrom poll_from(protocol::PollingKind kind) {
   switch (kind) {
     case protocol::PollingKind::offset: return core::PollFrom::offset;
@@ -58,6 +49,13 @@ protocol::PartitionResponse partition_response(const core::PartitionInfo& partit
 }
 
 }  // namespace
+
+Duration wait_of(uint64_t wait_timeout_us) {
+  constexpr uint64_t us_max =
+      static_cast<uint64_t>(std::numeric_limits<Duration::rep>::max() / 1000);
+  if (wait_timeout_us > us_max) return Duration::max();
+  return std::chrono::microseconds(static_cast<int64_t>(wait_timeout_us));
+}
 
 Status check_username(std::string_view username) {
   if (username.size() < username_size_min || username.size() > username_size_max) {

@@ -47,6 +47,10 @@ Status fill_consumer(const protocol::Consumer& consumer, core::ConsumerRef& ref,
 // takes it modulo the partition count, as Iggy 0.8.0).
 core::Partitioning partitioning(const protocol::Partitioning& partitioning);
 
+// A wait_timeout_us as a Duration: a u64 of µs, where Duration counts ns in an i64. Anything
+// past what fits is "wait as long as allowed" (the broker clamps it to max_wait anyway).
+Duration wait_of(uint64_t wait_timeout_us);
+
 // Fills a poll from its request; `client_id` is the polling connection (a group member).
 // wait_timeout_us becomes Poll::wait (the broker clamps it to its max_wait); a classic poll
 // (no field) waits `classic_wait` (classic_poll_wait(), classic_wait.h). auto_commit is not

@@ -167,7 +167,7 @@ void log_stats(core::Broker& broker, const Server& server) {
       s.waits.zombies_swept, s.reevaluated, s.reparked, s.waits.conditions_evaluated,
       s.waits.condition_reports, s.eventfd_writes, s.partitions, s.messages_count, s.size_bytes,
       server.connections_by_shard(), server.migrations(), server.migrations_refused(),
-      server.connection_counters().format());
+      server.connection_counters().format() + server.links_format());
 }
 
 // One scrape of /metrics: a GetStats tour with the series (the stats line's mechanism: each
@@ -368,6 +368,42 @@ Result<std::unique_ptr<TlsContext>> load_tls(const ServerOptions& options) {
   return tls;
 }
 
+// Cluster mode: the cluster secret and the link listener (docs/cluster.md §Node links, §Trust),
+// bound to node.link_address (empty: the client listener's host, any port). Null on one node.
+// Exit code 2 (logged) for a missing, short or world-readable secret, 1 when it cannot listen.
+Result<std::unique_ptr<LinkShared>> open_links(const ServerOptions& options,
+                                               const io::SocketAddress& client_bound,
+                                               int& exit_code) {
+  if (options.etcd_endpoints.empty()) return std::unique_ptr<LinkShared>();
+  exit_code = 2;
+  std::string why;
+  Result<std::string> secret = cluster::read_cluster_secret(options.cluster_secret_file, why);
+  if (!secret.ok()) {
+    HARK_LOG_ERROR("cluster.secret_file: %s", why);
+    return secret.error();
+  }
+  io::SocketAddress address = client_bound;
+  if (options.node_link_address.empty()) {
+    reinterpret_cast<sockaddr_in*>(&address.storage)->sin_port = 0;  // Same offset in v6.
+  } else {
+    address = *io::parse_address(options.node_link_address);  // parse_flags() checked it.
+  }
+  exit_code = 1;
+  Result<int> listener = io::listen_tcp(address, false, 128);
+  if (!listener.ok()) {
+    HARK_LOG_ERROR("cannot listen for node links on %s (see the log above)", address.to_string());
+    return listener.error();
+  }
+  auto links = std::make_unique<LinkShared>();
+  links->secret = std::move(secret).value();
+  links->cluster = options.cluster_name;
+  links->node = options.node_id;
+  links->incarnation = cluster::random_incarnation();
+  links->listen_fd = *listener;
+  HARK_LOG_INFO("node links on %s", io::local_address(*listener)->to_string());
+  return links;
+}
+
 // Cluster mode needs a node id of its own (0 is the single node's).
 bool cluster_identity_ok(const ServerOptions& options) {
   if (options.etcd_endpoints.empty() || options.node_id != 0) return true;
@@ -440,13 +476,23 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     for (const int fd : *listeners) ::close(fd);
     return 1;
   }
+  int links_exit = 0;
+  Result<std::unique_ptr<LinkShared>> links = open_links(options, bound, links_exit);
+  if (!links.ok()) {
+    for (const int fd : *listeners) ::close(fd);
+    log::flush();
+    return links_exit;
+  }
   ServerOptions bound_options = options;
   bound_options.bound_address = bound.to_string();
   bound_options.connections_max = files.connections_max;
+  if (*links != nullptr) {
+    bound_options.node_link_address = io::local_address((*links)->listen_fd)->to_string();
+  }
 
   // Declared before the broker, so it is destroyed after it.
   Server server(bound_options, std::move(listeners).value(), std::move(users).value(),
-                std::move(tls).value());
+                std::move(tls).value(), std::move(links).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   broker_settings.partitions_max = files.partitions_max;

@@ -132,8 +132,13 @@ struct ServerOptions {
   std::string etcd_cert_file;
   std::string etcd_key_file;
   Duration cluster_lease_ttl = std::chrono::seconds(5);
-  // HOST:PORT other nodes reach this node's links on (registered; links are not served yet).
+  // HOST:PORT this node listens on for node links (docs/cluster.md §Node links); port 0 picks
+  // one. Empty: the client address's host, port 0. main() sets it to the bound address, which
+  // is what the node registers.
   std::string node_link_address;
+  // The cluster secret links authenticate with (docs/cluster.md §Trust): required in cluster
+  // mode, at least 32 bytes, not world-readable. Read at start; never printed.
+  std::string cluster_secret_file;
   // The address the listeners are bound to (port 0 resolved); set by main() after binding.
   std::string bound_address;
 

@@ -96,10 +96,12 @@ Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32
 }
 
 Server::Server(const ServerOptions& options, std::vector<int> listeners,
-               std::unique_ptr<UserStore> users, std::unique_ptr<TlsContext> tls)
+               std::unique_ptr<UserStore> users, std::unique_ptr<TlsContext> tls,
+               std::unique_ptr<LinkShared> links)
     : shared_(options, std::move(users), std::move(tls)),
       listeners_(std::move(listeners)),
       shards_(listeners_.size()) {
+  shared_.links = std::move(links);
   HARK_ASSERT(!listeners_.empty());
   HARK_ASSERT(shared_.users != nullptr);
   shared_.shards.resize(listeners_.size(), nullptr);
@@ -151,6 +153,10 @@ void Server::on_drained(io::Reactor& reactor) {
 }
 
 void Server::publish_cluster_view(Ref<const cluster::ClusterView> view) {
+  if (shared_.links != nullptr) {
+    shared_.links->view_assignments.store(view->assignments.size(), std::memory_order_relaxed);
+    shared_.links->view_nodes.store(view->nodes.size(), std::memory_order_relaxed);
+  }
   for (ShardServer* shard : shared_.shards) {
     if (shard != nullptr) shard->reactor().post_from_outside(*new ViewDelivery(*shard, view));
   }

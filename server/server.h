@@ -32,8 +32,9 @@ class Server final : public core::ShardHooks, public cluster::ViewSink {
  public:
   // Takes ownership of `listeners` (one per shard), `users` and `tls` (null: plain TCP).
   // `options` is copied.
+  // `links`: cluster mode's node links (their listener goes to shard 0), or null.
   Server(const ServerOptions& options, std::vector<int> listeners, std::unique_ptr<UserStore> users,
-         std::unique_ptr<TlsContext> tls);
+         std::unique_ptr<TlsContext> tls, std::unique_ptr<LinkShared> links = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -60,6 +61,10 @@ class Server final : public core::ShardHooks, public cluster::ViewSink {
   uint64_t migrations() const { return shared_.migrations.load(std::memory_order_relaxed); }
   uint64_t migrations_refused() const {
     return shared_.migrations_refused.load(std::memory_order_relaxed);
+  }
+  // The node links' counters for the stats line, " links_up=..." (empty on one node).
+  std::string links_format() const {
+    return shared_.links != nullptr ? " " + shared_.links->format() : std::string();
   }
   // When harkd started, µs since the epoch (any thread).
   UnixMicros started_at() const { return shared_.started_at; }

@@ -69,6 +69,12 @@ Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, c
   auto shard = std::unique_ptr<ShardServer>(
       new ShardServer(reactor, broker, listen_fd, shared, std::move(buffers).value()));
   shard->arm_accept();
+  if (shared.links != nullptr) {
+    // Cluster mode: every shard dials its own links; shard 0 also accepts them.
+    const bool first = reactor.id().value() == 0;
+    shard->links_ =
+        std::make_unique<LinkHub>(*shard, *shared.links, first ? shared.links->listen_fd : -1);
+  }
   return shard;
 }
 
@@ -269,6 +275,7 @@ void ShardServer::collect() {
   while (Connection* connection = retired_.pop_front()) {
     std::unique_ptr<Connection> owned(connection);
   }
+  if (links_ != nullptr) links_->collect();
 }
 
 void ShardServer::stop() {
@@ -282,6 +289,8 @@ void ShardServer::stop() {
     ::close(listen_fd_);
     listen_fd_ = -1;
   }
+  // Requests forwarded from here fail (a poll answers empty), so the connections can close.
+  if (links_ != nullptr) links_->stop();
   HARK_LOG_DEBUG("shard %u: stopping, %u connections open", id().value(), live_.size());
   live_.for_each([](Connection& connection) { connection.close_when_idle(); });
 }
@@ -292,11 +301,17 @@ void ShardServer::drain() {
   // completions only, because other shards may already be gone (no tasks, no posts).
   live_.for_each([](Connection& connection) { connection.abort(); });
   const Instant deadline = reactor_.clock().monotonic_now() + drain_timeout;
-  while ((!live_.empty() || accept_armed_) && reactor_.clock().monotonic_now() < deadline) {
+  const auto busy = [&] {
+    return !live_.empty() || accept_armed_ || (links_ != nullptr && links_->busy());
+  };
+  while (busy() && reactor_.clock().monotonic_now() < deadline) {
     reactor_.ring().run(std::chrono::milliseconds(10));
+    collect();
   }
   collect();
-  if (!live_.empty() || accept_armed_) {
+  if (!busy()) links_.reset();  // Its links cancel their timers: while the reactor lives.
+  if (busy()) {
+    (void)links_.release();  // The kernel may still complete one of its operations.
     // The kernel or the broker may still complete something: keep the objects (freed by the
     // destructor, once the broker is gone) and the buffers the kernel may still fill.
     HARK_LOG_WARN("shard %u: %u connections still busy at shutdown", id().value(), live_.size());

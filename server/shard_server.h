@@ -19,6 +19,7 @@
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/server/connection.h"
 #include "hark/server/migration.h"
+#include "hark/server/node_link.h"
 #include "hark/server/options.h"
 #include "hark/server/tls.h"
 #include "hark/server/users/auth_pool.h"
@@ -53,6 +54,8 @@ struct ServerShared {
   std::unique_ptr<TlsContext> tls;   // Null: plain TCP. Thread-safe.
   AuthPool auth;
   LoginThrottle throttle;
+  // Cluster mode: the node links' settings and counters (node_link.h); null on one node.
+  std::unique_ptr<LinkShared> links;
 };
 
 // harkd on one shard: the shard's listener (multishot accept on its SO_REUSEPORT socket), its
@@ -95,6 +98,8 @@ class ShardServer final : private io::Completion {
   void set_cluster_view(Ref<const cluster::ClusterView> view) {
     if (!cluster_view_ || view->version > cluster_view_->version) cluster_view_ = std::move(view);
   }
+  // This shard's node links (cluster mode), or null.
+  LinkHub* links() { return links_.get(); }
   Instant monotonic_now() const { return reactor_.clock().monotonic_now(); }
   UnixMicros started_at() const { return shared_.started_at; }
   UnixMicros realtime_now() const { return reactor_.clock().realtime_now(); }
@@ -167,6 +172,7 @@ class ShardServer final : private io::Completion {
   RetryTimer retry_timer_{*this};
   bool accept_armed_ = false;
   bool stopping_ = false;
+  std::unique_ptr<LinkHub> links_;  // Last: its links use the members above.
 };
 
 }  // namespace hark::server

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "hark/bench/suite/fleet.h"
+#include "hark/bench/suite/hark_link.h"
 #include "hark/bench/suite/options.h"
 #include "hark/bench/suite/report.h"
 
@@ -26,6 +27,7 @@ bool run_throughput(const Options& options, Report& report);
 bool run_peers(const Options& options, Report& report);
 bool run_classic(const Options& options, Report& report);
 bool run_notify(const Options& options, Report& report);
+bool run_cluster(const Options& options, Report& report);
 
 // The wake between one producer and one parked consumer (one partition, idle `gap` before
 // each message): latencies in µs, and harkd's CPU per message (-1 if unknown). Shared by
@@ -38,6 +40,11 @@ struct WakeResult {
 };
 WakeResult measure_hark_wake(const std::string& address, pid_t pid, int count,
                              std::chrono::microseconds gap);
+// The same on an existing topic's partition 0, the producer and the consumer connected to
+// two addresses (`cluster`: the consumer on the owner, or on a node that forwards its polls).
+WakeResult measure_wake_between(const std::string& producer_address,
+                                const std::string& consumer_address, const TopicIds& topic,
+                                pid_t pid, int count, std::chrono::microseconds gap);
 
 // K consumers parked on one partition, one send per round: the first and the last woken of
 // each round, harkd's CPU per woken poll, and what the client's reading threads cost (their

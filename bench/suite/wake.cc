@@ -51,12 +51,24 @@ void append(std::vector<double>& to, std::vector<double> block) {
 
 WakeResult measure_hark_wake(const std::string& address, pid_t pid, int count,
                              std::chrono::microseconds gap) {
-  WakeResult run;
   const std::optional<TopicIds> topic = create_topic(address, "wake", 1);
-  auto producer = connect_hark(address);
-  auto consumer = connect_hark(address);
-  if (!topic || !producer.ok() || !consumer.ok()) {
-    std::fprintf(stderr, "wake: cannot set up on %s\n", address.c_str());
+  if (!topic) {
+    std::fprintf(stderr, "wake: cannot create a topic on %s\n", address.c_str());
+    return {.failed = true};
+  }
+  return measure_wake_between(address, address, *topic, pid, count, gap);
+}
+
+WakeResult measure_wake_between(const std::string& producer_address,
+                                const std::string& consumer_address, const TopicIds& topic_ids,
+                                pid_t pid, int count, std::chrono::microseconds gap) {
+  WakeResult run;
+  const std::optional<TopicIds> topic = topic_ids;
+  auto producer = connect_hark(producer_address);
+  auto consumer = connect_hark(consumer_address);
+  if (!producer.ok() || !consumer.ok()) {
+    std::fprintf(stderr, "wake: cannot connect to %s and %s\n", producer_address.c_str(),
+                 consumer_address.c_str());
     run.failed = true;
     return run;
   }

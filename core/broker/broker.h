@@ -126,6 +126,12 @@ class Broker {
     std::optional<uint32_t> topic;
   };
   Result<ResolvedIds> resolve(const NameOrId& stream, const NameOrId* topic) const;
+  // The partition an append with `partitioning` would go to if submitted from the calling
+  // shard now (balanced takes this shard's next turn), by the rule Append uses: for a cluster
+  // entry node, which resolves a send before forwarding it. On a shard of this broker only.
+  // Errors: not found (1009/1010, 2010/2011), no_partitions (3008), partition_not_found (3007).
+  Result<uint32_t> pick_partition(const NameOrId& stream, const NameOrId& topic,
+                                  const Partitioning& partitioning) const;
 
   // Answers every parked poll empty, refuses new waits (polls answer at once), stops the hooks
   // and the shards, writes out every partition and closes it. Idempotent; not from a shard.

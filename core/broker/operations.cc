@@ -347,16 +347,7 @@ Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
   owner_shard.reset();
   submitted_at_ = shard.waits().clock().monotonic_now();
   HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard.catalog().topic(stream, topic));
-  const auto partitions = static_cast<uint32_t>(entry->partitions.size());
-  if (partitions == 0) return Error::no_partitions;
-  switch (partitioning.kind) {
-    case Partitioning::Kind::balanced:
-      partition_id = shard.next_balanced(*entry) % partitions;
-      break;
-    case Partitioning::Kind::partition: partition_id = partitioning.value; break;
-    case Partitioning::Kind::key_hash: partition_id = partitioning.value % partitions; break;
-  }
-  if (partition_id >= partitions) return Error::partition_not_found;
+  HARK_TRY_ASSIGN(partition_id, internal::pick_partition(shard, *entry, partitioning));
   return entry->partitions[partition_id];
 }
 

@@ -32,6 +32,8 @@ class EtcdProcess {
   // must outlive the process.
   std::string start(const Tls* tls = nullptr);
   const std::string& url() const { return url_; }
+  // Its temporary directory (removed with it): tests keep their cluster files there.
+  const std::string& directory() const { return directory_; }
   static constexpr const char* user = "harkd";
   static constexpr const char* password = "harkd-secret";
   // Runs etcdctl against the member (as root once auth is on); empty on success.

@@ -1,12 +1,16 @@
 // Two harkd in cluster mode against a real etcd with auth (tests/cluster/etcd_process.h):
 // both register, code 12 on each lists both with the connected node as the one Leader, and a
 // node stopped (SIGSTOP) past its lease drops out of the other's answer and comes back when
-// resumed. Label cluster (release stage only): one etcd, two harkd, a few seconds.
+// resumed; cluster mode without a usable cluster secret does not start. Label cluster (release
+// stage only): one etcd, two harkd, a few seconds.
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "hark/server/cluster/etcd_gateway.h"
 #include "hark/tests/e2e/tls_certs.h"
@@ -67,17 +71,30 @@ TEST(HarkdCluster, RegistersThroughAnEtcdThatRequiresClientCertificates) {
                              .client_key = client.key};
   EtcdProcess etcd;
   ASSERT_EQ(etcd.start(&tls), "");
+  const std::string secret = etcd.directory() + "/cluster-secret";
+  std::ofstream(secret) << std::string(40, 's') << "\n";
+  ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
   HarkdProcess node;
   HarkdProcess::Options options;
   options.harkd_path = HARK_HARKD_PATH;
-  options.extra_args = {"--etcd",           etcd.url(),
-                        "--etcd-user",      EtcdProcess::user,
-                        "--etcd-password",  EtcdProcess::password,
-                        "--etcd-ca-file",   ca.ca_file(),
-                        "--etcd-cert-file", client.cert,
-                        "--etcd-key-file",  client.key,
-                        "--node-id",        "1",
-                        "--cluster-name",   "tls"};
+  options.extra_args = {"--etcd",
+                        etcd.url(),
+                        "--etcd-user",
+                        EtcdProcess::user,
+                        "--etcd-password",
+                        EtcdProcess::password,
+                        "--etcd-ca-file",
+                        ca.ca_file(),
+                        "--etcd-cert-file",
+                        client.cert,
+                        "--etcd-key-file",
+                        client.key,
+                        "--node-id",
+                        "1",
+                        "--cluster-name",
+                        "tls",
+                        "--cluster-secret-file",
+                        secret};
   ASSERT_TRUE(node.start(options)) << node.error_text() << node.stderr_tail();
   auto reader = *server::cluster::EtcdGateway::create({.endpoints = {etcd.url()},
                                                        .user = EtcdProcess::user,
@@ -90,6 +107,31 @@ TEST(HarkdCluster, RegistersThroughAnEtcdThatRequiresClientCertificates) {
     return nodes.ok() && nodes->kvs.size() == 1;
   })) << node.stderr_tail();
   EXPECT_TRUE(node.stop().clean());
+}
+
+// The secret is checked before anything listens or talks to etcd (no etcd runs here).
+TEST(HarkdCluster, AMissingShortOrWorldReadableSecretStopsHarkd) {
+  const std::string secret =
+      (std::filesystem::temp_directory_path() / ("hark-secret-" + std::to_string(::getpid())))
+          .string();
+  const auto start_error = [&](const std::vector<std::string>& secret_args) {
+    HarkdProcess harkd;
+    HarkdProcess::Options options;
+    options.harkd_path = HARK_HARKD_PATH;
+    options.extra_args = {"--etcd", "http://127.0.0.1:1", "--node-id", "1"};
+    options.extra_args.insert(options.extra_args.end(), secret_args.begin(), secret_args.end());
+    EXPECT_FALSE(harkd.start(options));
+    return harkd.stderr_tail();
+  };
+  EXPECT_NE(start_error({}).find("needs cluster.secret_file"), std::string::npos);
+  std::ofstream(secret) << "too short\n";
+  ::chmod(secret.c_str(), 0600);
+  EXPECT_NE(start_error({"--cluster-secret-file", secret}).find("at least 32"), std::string::npos);
+  std::ofstream(secret) << std::string(40, 'k') << "\n";
+  ::chmod(secret.c_str(), 0644);
+  EXPECT_NE(start_error({"--cluster-secret-file", secret}).find("world-readable"),
+            std::string::npos);
+  std::filesystem::remove(secret);
 }
 
 }  // namespace

@@ -2,13 +2,19 @@
 
 #include <signal.h>
 
+#include <fstream>
 #include <utility>
+
+#include <sys/stat.h>
 
 namespace hark::test {
 
 std::string LocalCluster::start(const Options& options) {
   options_ = options;
   if (std::string failed = etcd_.start(); !failed.empty()) return "etcd: " + failed;
+  secret_file_ = etcd_.directory() + "/cluster-secret";
+  std::ofstream(secret_file_) << options_.secret << "\n";
+  if (::chmod(secret_file_.c_str(), 0600) != 0) return "chmod " + secret_file_ + " failed";
   runs_.resize(options_.nodes);
   for (uint32_t id = 1; id <= options_.nodes; id++) {
     if (std::string failed = start_node(id, ""); !failed.empty()) return failed;
@@ -33,10 +39,20 @@ std::unique_ptr<client::Client> LocalCluster::connect(uint32_t id) {
 }
 
 std::vector<std::string> LocalCluster::arguments(uint32_t id) const {
-  std::vector<std::string> arguments = {
-      "--etcd",          etcd_.url(),           "--etcd-user",         EtcdProcess::user,
-      "--etcd-password", EtcdProcess::password, "--node-id",           std::to_string(id),
-      "--cluster-name",  options_.name,         "--cluster-lease-ttl", options_.lease_ttl};
+  std::vector<std::string> arguments = {"--etcd",
+                                        etcd_.url(),
+                                        "--etcd-user",
+                                        EtcdProcess::user,
+                                        "--etcd-password",
+                                        EtcdProcess::password,
+                                        "--node-id",
+                                        std::to_string(id),
+                                        "--cluster-name",
+                                        options_.name,
+                                        "--cluster-lease-ttl",
+                                        options_.lease_ttl,
+                                        "--cluster-secret-file",
+                                        secret_file_};
   arguments.insert(arguments.end(), options_.extra_args.begin(), options_.extra_args.end());
   return arguments;
 }

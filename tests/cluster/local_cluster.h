@@ -16,7 +16,8 @@ namespace hark::test {
 // printed its ready line; it does not wait for the nodes to see each other (tests wait for
 // what they need, e.g. members() below). kill()/restart() model a crash and a return: the
 // node comes back on its data directory with the same arguments (on a new port: tests read
-// address() again). The destructor kills what still runs and removes every directory.
+// address() again). The destructor kills what still runs and removes every directory. Nodes
+// listen for node links on 127.0.0.1, any port, with the cluster secret of Options.
 //
 // Owned by one thread (the test's). Control plane: allocates freely.
 class LocalCluster {
@@ -26,6 +27,9 @@ class LocalCluster {
     uint32_t shards_count = 2;
     std::string name = "e2e";
     std::string lease_ttl = "2s";
+    // The cluster secret every node's links authenticate with (written 0600 to a file in
+    // etcd's directory and passed as --cluster-secret-file).
+    std::string secret = std::string(40, 's');
     // Appended to every node's command line.
     std::vector<std::string> extra_args;
   };
@@ -53,6 +57,7 @@ class LocalCluster {
 
   Options options_;
   EtcdProcess etcd_;
+  std::string secret_file_;
   // Every process a node ran, the current one last: a restarted node's data directory
   // belongs to its first process, so that one lives until the cluster does.
   std::vector<std::vector<std::unique_ptr<HarkdProcess>>> runs_;

@@ -333,6 +333,19 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
     if (!value.has_value()) return std::nullopt;
     stats.*member = *value;
   }
+  const std::pair<const char*, uint64_t HarkdStats::*> cluster_fields[] = {
+      {"links_up", &HarkdStats::links_up},
+      {"link_handshakes_refused", &HarkdStats::link_handshakes_refused},
+      {"forwarded", &HarkdStats::forwarded},
+      {"forwarded_executed", &HarkdStats::forwarded_executed},
+      {"forwarded_replayed", &HarkdStats::forwarded_replayed},
+      {"forward_unavailable", &HarkdStats::forward_unavailable},
+      {"view_assignments", &HarkdStats::view_assignments},
+      {"view_nodes", &HarkdStats::view_nodes},
+  };
+  for (const auto& [name, member] : cluster_fields) {
+    stats.*member = stats_field(line, name).value_or(0);
+  }
   stats.by_shard = shard_counts(line);
   if (stats.by_shard.empty()) return std::nullopt;
   return stats;

@@ -57,6 +57,15 @@ struct HarkdStats {
   uint64_t heartbeat_evictions = 0;
   uint64_t receive_paused = 0;
   uint64_t tls_failures = 0;  // Failed TLS handshakes and records (docs/operations.md §TLS).
+  // Cluster mode only (0 on one node): node links and forwarding (docs/cluster.md).
+  uint64_t links_up = 0;
+  uint64_t link_handshakes_refused = 0;
+  uint64_t forwarded = 0;
+  uint64_t forwarded_executed = 0;
+  uint64_t forwarded_replayed = 0;
+  uint64_t forward_unavailable = 0;
+  uint64_t view_assignments = 0;
+  uint64_t view_nodes = 0;
   uint32_t total() const;
 };
 std::ostream& operator<<(std::ostream& out, const HarkdStats& stats);

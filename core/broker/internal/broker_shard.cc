@@ -71,6 +71,22 @@ uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
   return balanced_[{key.stream.value(), key.topic.value()}]++;
 }
 
+Result<uint32_t> pick_partition(BrokerShard& shard, const TopicEntry& topic,
+                                const Partitioning& partitioning) {
+  const auto partitions = static_cast<uint32_t>(topic.partitions.size());
+  if (partitions == 0) return Error::no_partitions;
+  uint32_t partition_id = 0;
+  switch (partitioning.kind) {
+    case Partitioning::Kind::balanced:
+      partition_id = shard.next_balanced(topic) % partitions;
+      break;
+    case Partitioning::Kind::partition: partition_id = partitioning.value; break;
+    case Partitioning::Kind::key_hash: partition_id = partitioning.value % partitions; break;
+  }
+  if (partition_id >= partitions) return Error::partition_not_found;
+  return partition_id;
+}
+
 uint32_t BrokerShard::next_group_start(const GroupEntry& group, uint32_t member) {
   HARK_ASSERT(on_own_thread());
   HARK_ASSERT(group.member(member) != nullptr);

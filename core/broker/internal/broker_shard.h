@@ -174,4 +174,10 @@ class BrokerShard final {
   bool shutting_down_ = false;
 };
 
+// The partition an append with `partitioning` goes to on `topic`, picked on `shard` (balanced:
+// its next turn). The one rule for Append and Broker::pick_partition. Errors: no_partitions,
+// partition_not_found.
+Result<uint32_t> pick_partition(BrokerShard& shard, const TopicEntry& topic,
+                                const Partitioning& partitioning);
+
 }  // namespace hark::core::internal

@@ -1,0 +1,192 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hark/core/base/result.h"
+#include "hark/protocol/writer.h"
+
+namespace hark::server::cluster {
+
+// The node-link protocol (docs/cluster.md §Node links, §Trust): what two harkd nodes say to each
+// other on a link. Pure functions and state machines over bytes; server/node_link.h does the I/O.
+//
+// A frame is [u32 length = 1 + body bytes][u8 kind][body], little-endian:
+//   hello      dialer → acceptor   [u16 version][u32 node][u32 entry shard][u64 incarnation]
+//                                  [32 B nonce][u8 n][cluster name, n bytes]
+//   challenge  acceptor → dialer   [u32 node][u64 incarnation][32 B nonce][32 B mac]
+//   proof      dialer → acceptor   [32 B mac]
+//   request    entry → owner       [u64 id][u64 answered below][u32 user][u32 client][u32 code]
+//                                  [u8 flags][u64 wait us][Iggy request payload]
+//   response   owner → entry       [u64 id][Iggy response: u32 status, u32 length, payload]
+//   cancel     entry → owner       [u64 id]
+// Nothing but hello is accepted first, nothing but proof second, and no Iggy client frame is a
+// link frame, so a link never runs a client command.
+enum class LinkKind : uint8_t {
+  hello = 1,
+  challenge = 2,
+  proof = 3,
+  request = 4,
+  response = 5,
+  cancel = 6,
+};
+
+inline constexpr uint16_t link_version = 1;
+inline constexpr size_t link_header_size = 5;
+inline constexpr size_t link_nonce_size = 32;
+inline constexpr size_t link_mac_size = 32;
+// The shortest cluster secret accepted (bytes).
+inline constexpr size_t link_secret_min = 32;
+
+using LinkNonce = std::array<std::byte, link_nonce_size>;
+using LinkMac = std::array<std::byte, link_mac_size>;
+
+enum class LinkScanState : uint8_t { need_more, ready, rejected };
+
+struct LinkFrame {
+  LinkScanState state = LinkScanState::need_more;
+  LinkKind kind = LinkKind::hello;
+  std::span<const std::byte> body;  // A view into the scanned bytes.
+  size_t frame_size = 0;            // ready: header + body.
+};
+
+// The first frame at the start of `received`. Rejected: a length of 0, over `body_max` + 1, or
+// an unknown kind (the link closes: the bytes after it cannot be trusted).
+LinkFrame scan_link_frame(std::span<const std::byte> received, size_t body_max);
+
+// A forwarded request's header (the Iggy payload follows it in the frame).
+struct LinkRequest {
+  static constexpr uint8_t deduplicated = 1;  // flags: the owner keeps its answer (a write).
+  uint64_t id = 0;
+  uint64_t answered_below = 0;  // Every id below is answered at the entry: forget them.
+  uint32_t user = 0;            // Who the entry node authorized.
+  uint32_t client = 0;          // The client's id at the entry node (a poll's member id).
+  uint32_t code = 0;            // The Iggy command.
+  uint8_t flags = 0;
+  uint64_t wait_us = 0;  // A poll's remaining wait, microseconds (never extended).
+  std::span<const std::byte> payload;
+};
+
+void append_link_request(const LinkRequest& request, protocol::Bytes& out);
+Result<LinkRequest> parse_link_request(std::span<const std::byte> body);
+// `response` is a whole Iggy response ([status][length][payload]).
+void append_link_response(uint64_t id, std::span<const std::byte> response, protocol::Bytes& out);
+struct LinkResponse {
+  uint64_t id = 0;
+  std::span<const std::byte> response;  // Whole Iggy response, checked to be well-formed.
+};
+Result<LinkResponse> parse_link_response(std::span<const std::byte> body);
+void append_link_cancel(uint64_t id, protocol::Bytes& out);
+Result<uint64_t> parse_link_cancel(std::span<const std::byte> body);
+
+// Who a link's side is, for the handshake.
+struct LinkIdentity {
+  std::string_view secret;   // The cluster secret (cluster.secret_file), >= link_secret_min.
+  std::string_view cluster;  // cluster.name.
+  uint32_t node = 0;
+  uint64_t incarnation = 0;  // Random per process.
+};
+
+// What a finished handshake learned of the other side.
+struct LinkPeer {
+  uint32_t node = 0;
+  uint32_t entry_shard = 0;  // Acceptor side: the dialer's shard.
+  uint64_t incarnation = 0;
+};
+
+// HMAC-SHA256(secret, label ‖ dialer node ‖ acceptor node ‖ dialer incarnation ‖ acceptor
+// incarnation ‖ dialer nonce ‖ acceptor nonce ‖ cluster), label "hark-link-accept" for the
+// acceptor's proof and "hark-link-dial" for the dialer's: neither side's proof answers the
+// other's challenge, and a recorded proof is worthless against a fresh nonce.
+enum class LinkDirection : uint8_t { dial, accept };
+LinkMac link_mac(LinkDirection direction, std::string_view secret, std::string_view cluster,
+                 uint32_t dialer, uint32_t acceptor, uint64_t dialer_incarnation,
+                 uint64_t acceptor_incarnation, const LinkNonce& dialer_nonce,
+                 const LinkNonce& acceptor_nonce);
+// Constant-time.
+bool link_mac_equal(const LinkMac& a, std::span<const std::byte> b);
+// From OpenSSL's RAND_bytes.
+LinkNonce random_nonce();
+uint64_t random_incarnation();
+
+// The dialer's half of the handshake: hello(), then on_challenge() checks the acceptor's proof
+// and writes its own. Errors: unauthenticated (40) for a wrong proof (wrong secret or cluster),
+// invalid_command (3) for a frame out of turn or malformed, invalid_version (7).
+class LinkDialer {
+ public:
+  LinkDialer(const LinkIdentity& self, uint32_t entry_shard, uint32_t expected_node,
+             const LinkNonce& nonce);
+  void hello(protocol::Bytes& out) const;
+  Result<LinkPeer> on_challenge(const LinkFrame& frame, protocol::Bytes& out);
+
+ private:
+  LinkIdentity self_;
+  uint32_t entry_shard_;
+  uint32_t expected_node_;
+  LinkNonce nonce_;
+};
+
+// The acceptor's half: on_hello() writes the challenge (with this side's proof), on_proof()
+// checks the dialer's. Errors as LinkDialer's.
+class LinkAcceptor {
+ public:
+  LinkAcceptor(const LinkIdentity& self, const LinkNonce& nonce);
+  Status on_hello(const LinkFrame& frame, protocol::Bytes& out);
+  Result<LinkPeer> on_proof(const LinkFrame& frame);
+
+ private:
+  LinkIdentity self_;
+  LinkNonce nonce_;
+  std::optional<LinkPeer> peer_;
+  LinkNonce peer_nonce_{};
+};
+
+// The owner's memory of the writes one entry (one incarnation of one entry shard) forwarded,
+// so a write re-sent after a link dropped is answered with its first answer, never applied
+// twice (docs/cluster.md §Exactly once). A fixed ring of `capacity` slots indexed by id: no
+// allocation once each slot's answer has grown. `floor` is the lowest id it still answers
+// for: ids below were forgotten (trimmed by the entry's "answered below" mark, or evicted by
+// a newer id on their slot), so such an id is refused, never executed again.
+class AnswerTable {
+ public:
+  enum class Seen : uint8_t {
+    fresh,        // Never seen: execute it (now recorded as in progress).
+    in_progress,  // Executing: its answer goes out when it is done.
+    answered,     // answer() holds the first answer: send it again.
+    forgotten,    // Below the floor: refuse it.
+  };
+
+  explicit AnswerTable(size_t capacity);
+  Seen begin(uint64_t id);
+  // The first answer of `id`; ignored if its slot was taken since.
+  void answered(uint64_t id, std::span<const std::byte> answer);
+  std::span<const std::byte> answer(uint64_t id) const;
+  void trim_below(uint64_t mark);
+  uint64_t floor() const { return floor_; }
+  size_t capacity() const { return slots_.size(); }
+
+ private:
+  struct Slot {
+    uint64_t id = UINT64_MAX;  // UINT64_MAX: empty.
+    bool done = false;
+    protocol::Bytes answer;
+  };
+  Slot& slot(uint64_t id) { return slots_[id % slots_.size()]; }
+  const Slot& slot(uint64_t id) const { return slots_[id % slots_.size()]; }
+
+  std::vector<Slot> slots_;
+  uint64_t floor_ = 0;
+};
+
+// Reads the cluster secret from `path`: its bytes, a trailing newline dropped. Refused with
+// what is wrong (for the start-up error): missing or unreadable, shorter than
+// link_secret_min, or readable by others than its owner's group (mode o+r).
+Result<std::string> read_cluster_secret(const std::string& path, std::string& why);
+
+}  // namespace hark::server::cluster

@@ -1,0 +1,202 @@
+// Connection in cluster mode (docs/cluster.md §Forwarding): a send, a one-partition poll or an
+// offset request for a partition another live node owns goes to that node over this shard's
+// link to it (node_link.h) and its answer comes back to the client as the owner wrote it. The
+// permissions were checked here (connection_commands.cc runs route() after the authorization),
+// and the owner runs the request as this client's user. A partition without a live owner is
+// answered with shard_communication_error (11001), a retryable error outside the codes Iggy's
+// SDKs re-send on their own; a poll on one waits to its deadline and is answered empty.
+#include <algorithm>
+
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/server/classic_wait.h"
+#include "hark/server/connection.h"
+#include "hark/server/dispatch.h"
+#include "hark/server/shard_server.h"
+
+namespace hark::server {
+namespace {
+
+// The partition by ids, if this node's catalog has it: a name, topic or partition it does not
+// know is left to the local path, which answers it with Iggy's not-found code.
+std::optional<core::PartitionKey> key_of(const core::Broker& broker,
+                                         const protocol::Identifier& stream_id,
+                                         const protocol::Identifier& topic_id, uint32_t partition) {
+  const Result<core::NameOrId> stream = name_or_id(stream_id);
+  const Result<core::NameOrId> topic = name_or_id(topic_id);
+  if (!stream.ok() || !topic.ok()) return std::nullopt;
+  const Result<core::Broker::ResolvedIds> ids = broker.resolve(*stream, &*topic);
+  const core::Partitioning named{.kind = core::Partitioning::Kind::partition, .value = partition};
+  if (!ids.ok() || !broker.pick_partition(*stream, *topic, named).ok()) return std::nullopt;
+  return core::PartitionKey{.stream = StreamId(ids->stream),
+                            .topic = TopicId(*ids->topic),
+                            .partition = PartitionId(partition)};
+}
+
+// Offsets name a partition, or partition 0 for a plain consumer (operations.h); a group's
+// offset without a partition is left to the local path.
+template <typename Request>
+std::optional<uint32_t> offset_partition(const Request& request) {
+  if (request.partition_id) return request.partition_id;
+  if (request.consumer.kind == protocol::ConsumerKind::consumer) return 0u;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<core::PartitionKey> Connection::routed_partition(
+    protocol::SendMessagesRequest& request) {
+  uint32_t partition = 0;
+  if (request.partitioning.kind() == protocol::PartitioningKind::partition_id) {
+    partition = request.partitioning.partition_id();
+  } else {
+    // Balanced and keyed sends are resolved here, from this node's catalog, and sent whole.
+    const Result<core::NameOrId> stream = name_or_id(request.stream_id);
+    const Result<core::NameOrId> topic = name_or_id(request.topic_id);
+    if (!stream.ok() || !topic.ok()) return std::nullopt;
+    const Result<uint32_t> picked =
+        shard_.broker().pick_partition(*stream, *topic, partitioning(request.partitioning));
+    if (!picked.ok()) return std::nullopt;
+    partition = *picked;
+    request.partitioning = protocol::Partitioning::partition(partition);
+  }
+  return key_of(shard_.broker(), request.stream_id, request.topic_id, partition);
+}
+
+std::optional<core::PartitionKey> Connection::routed_partition(
+    protocol::PollMessagesRequest& request) {
+  // A group member's poll spans the partitions the group deals it: served here (not spread
+  // over nodes yet, docs/cluster.md §Not built yet).
+  if (!request.partition_id || request.consumer.kind != protocol::ConsumerKind::consumer) {
+    return std::nullopt;
+  }
+  return key_of(shard_.broker(), request.stream_id, request.topic_id, *request.partition_id);
+}
+
+std::optional<core::PartitionKey> Connection::routed_partition(
+    protocol::StoreConsumerOffsetRequest& request) {
+  const std::optional<uint32_t> partition = offset_partition(request);
+  if (!partition) return std::nullopt;
+  return key_of(shard_.broker(), request.stream_id, request.topic_id, *partition);
+}
+
+std::optional<core::PartitionKey> Connection::routed_partition(
+    protocol::GetConsumerOffsetRequest& request) {
+  const std::optional<uint32_t> partition = offset_partition(request);
+  if (!partition) return std::nullopt;
+  return key_of(shard_.broker(), request.stream_id, request.topic_id, *partition);
+}
+
+template <typename Request>
+Result<bool> Connection::route(Request& request) {
+  const std::optional<core::PartitionKey> key = routed_partition(request);
+  if (!key) return false;
+  const cluster::ClusterView& view = *shard_.cluster_view();
+  const cluster::PartitionOwner owner = view.owner(*key);
+  if (owner.kind == cluster::PartitionOwner::Kind::node) {
+    if (owner.assignment.node == view.self) return false;
+    HARK_TRY(forward(request, owner.assignment.node, *key));
+    return true;
+  }
+  shard_.links()->shared().unavailable.fetch_add(1, std::memory_order_relaxed);
+  if constexpr (std::is_same_v<Request, protocol::PollMessagesRequest>) {
+    forward_partition_ = key->partition.value();
+    wait_unavailable(shard_.monotonic_now() + poll_wait(request));
+    return true;
+  }
+  return Error::shard_communication_error;
+}
+
+Duration Connection::poll_wait(const protocol::PollMessagesRequest& request) {
+  const Duration wait =
+      request.wait_timeout_us
+          ? wait_of(*request.wait_timeout_us)
+          : classic_poll_wait(shard_.options(), shard_.broker(), current_user(), request);
+  return std::min(wait, shard_.broker().options().max_wait);
+}
+
+template <typename Request>
+Status Connection::forward(const Request& request, uint32_t node, const core::PartitionKey& key) {
+  HARK_ASSERT(!forward_busy_);
+  forward_.payload.clear();
+  HARK_TRY(protocol::encode_payload(request, forward_.payload));
+  constexpr bool write = std::is_same_v<Request, protocol::SendMessagesRequest> ||
+                         std::is_same_v<Request, protocol::StoreConsumerOffsetRequest>;
+  forward_.header = {.user = user_id_,
+                     .client = client_id_,
+                     .code = code_,
+                     .flags = write ? cluster::LinkRequest::deduplicated : uint8_t{0}};
+  forward_.deadline.reset();
+  if constexpr (std::is_same_v<Request, protocol::PollMessagesRequest>) {
+    forward_.deadline = shard_.monotonic_now() + poll_wait(request);
+  }
+  forward_node_ = node;
+  forward_partition_ = key.partition.value();
+  forward_busy_ = true;  // Before submit(): a link that cannot reach the node fails it at once.
+  shard_.links()->link_to(node).submit(forward_);
+  return ok_status();
+}
+
+void Connection::forward_done(Result<std::span<const std::byte>> response) {
+  HARK_ASSERT(forward_busy_);
+  forward_busy_ = false;
+  if (phase_ == Phase::dropping) {
+    close_if_idle();
+    return;
+  }
+  if (response.ok()) {
+    out_.assign(response->begin(), response->end());
+    parts_[0] = out_;
+    send(1);
+    return;
+  }
+  // A poll waits out its deadline, as on a partition with no live owner.
+  if (forward_.deadline && !shard_.stopping()) {
+    wait_unavailable(*forward_.deadline);
+    return;
+  }
+  if (forward_.deadline) {
+    forward_wait_over();
+    return;
+  }
+  respond_error(response.error());
+}
+
+void Connection::wait_unavailable(Instant deadline) {
+  forward_busy_ = true;
+  forward_.deadline = deadline;
+  shard_.reactor().timers().add(forward_wait_, deadline);
+}
+
+void Connection::forward_wait_over() {
+  forward_busy_ = false;
+  if (phase_ == Phase::dropping) {
+    close_if_idle();
+    return;
+  }
+  const protocol::PollResponseHeader empty{.partition_id = forward_partition_};
+  poll_prefix_ = protocol::poll_response_prefix(empty, 0);
+  parts_[0] = poll_prefix_;
+  send(1);
+}
+
+void Connection::cancel_forward() {
+  if (!forward_busy_) return;
+  forward_busy_ = false;
+  if (forward_wait_.armed()) {
+    shard_.reactor().timers().cancel(forward_wait_);
+  } else if (forward_.linked()) {
+    // A poll parked at the owner is cancelled there.
+    shard_.links()->link_to(forward_node_).cancel(forward_);
+  }
+}
+
+template Result<bool> Connection::route(protocol::SendMessagesRequest&);
+template Result<bool> Connection::route(protocol::PollMessagesRequest&);
+template Result<bool> Connection::route(protocol::StoreConsumerOffsetRequest&);
+template Result<bool> Connection::route(protocol::GetConsumerOffsetRequest&);
+
+}  // namespace hark::server

@@ -1,0 +1,344 @@
+// LinkHub (node_link.h): a shard's links, and on shard 0 the owner side of forwarding: accepting
+// links, running forwarded requests as the user the entry node checked, and the tables of first
+// answers that make a re-sent write exactly-once (docs/cluster.md §Exactly once).
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/socket.h>
+
+#include "hark/core/base/assert.h"
+#include "hark/core/base/log.h"
+#include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
+#include "hark/protocol/message_requests.h"
+#include "hark/protocol/poll_response.h"
+#include "hark/protocol/send_messages.h"
+#include "hark/server/command_table.h"
+#include "hark/server/dispatch.h"
+#include "hark/server/node_link.h"
+#include "hark/server/shard_server.h"
+
+namespace hark::server {
+namespace {
+
+void add(std::atomic<uint64_t>& counter) { counter.fetch_add(1, std::memory_order_relaxed); }
+
+template <typename T>
+void append_header(protocol::Bytes& out, const T& header) {
+  out.insert(out.end(), header.begin(), header.end());
+}
+
+// The Iggy response the owner sends back, as Connection would answer the same operation
+// (connection_requests.cc).
+struct AnswerOf {
+  protocol::Bytes& out;
+  void operator()(const std::monostate&) const {}
+  void operator()(const core::Append&) const {
+    append_header(out, protocol::ok_response_header(0));
+  }
+  void operator()(const core::StoreOffset&) const {
+    append_header(out, protocol::ok_response_header(0));
+  }
+  void operator()(const core::GetOffset& op) const {
+    if (!op.stored || !protocol::encode_response(consumer_offset_response(op), out).ok()) {
+      out.clear();
+      append_header(out, protocol::ok_response_header(0));
+    }
+  }
+  void operator()(const core::Poll& op) const {
+    const std::span<const std::byte> messages = op.result.messages.bytes();
+    append_header(out, protocol::poll_response_prefix(poll_header(op.result), messages.size()));
+    out.insert(out.end(), messages.begin(), messages.end());
+  }
+};
+
+template <typename Request>
+Result<Request> decode_forwarded(std::span<const std::byte> payload) {
+  HARK_TRY_ASSIGN(protocol::Decoded<Request> decoded, protocol::decode_payload<Request>(payload));
+  return std::move(decoded.value);
+}
+
+}  // namespace
+
+LinkHub::LinkHub(ShardServer& shard, LinkShared& shared, int listen_fd)
+    : shard_(shard), shared_(shared), listen_fd_(listen_fd) {
+  arm_accept();
+}
+
+LinkHub::~LinkHub() {
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  while (inbound_.pop_front() != nullptr) {
+  }
+  inbound_owned_.clear();
+}
+
+OutboundLink& LinkHub::link_to(uint32_t node) {
+  std::unique_ptr<OutboundLink>& link = outbound_[node];
+  if (link == nullptr) link = std::make_unique<OutboundLink>(shard_, *this, node);
+  return *link;
+}
+
+void LinkHub::arm_accept() {
+  if (listen_fd_ < 0 || accept_armed_ || stopping_) return;
+  accept_armed_ = true;
+  shard_.ring().accept_multishot(listen_fd_, *this);
+}
+
+void LinkHub::complete(int32_t result, uint32_t flags) {
+  shard_.collect();
+  if ((flags & IORING_CQE_F_MORE) == 0) accept_armed_ = false;
+  if (result >= 0) {
+    if (stopping_ || inbound_owned_.size() >= inbound_max) {
+      if (!stopping_) add(shared_.handshakes_refused);
+      ::close(result);
+    } else {
+      auto link = std::make_unique<InboundLink>(shard_, *this, result);
+      inbound_.push_back(*link);
+      inbound_owned_.push_back(std::move(link));
+    }
+  } else if (result != -ECANCELED) {
+    HARK_LOG_WARN("link listener: accept failed: %s", strerror(-result));
+  }
+  arm_accept();
+}
+
+void LinkHub::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  if (accept_armed_) shard_.ring().cancel(*this);
+  if (listen_fd_ >= 0) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+  }
+  for (auto& [node, link] : outbound_) link->stop();
+  inbound_.for_each([](InboundLink& link) { link.stop(); });
+}
+
+bool LinkHub::busy() const {
+  if (accept_armed_) return true;
+  for (const auto& [node, link] : outbound_) {
+    if (link->busy() || link->connecting()) return true;
+  }
+  return !inbound_.empty();
+}
+
+void LinkHub::collect() {
+  for (auto it = inbound_owned_.begin(); it != inbound_owned_.end();) {
+    InboundLink& link = **it;
+    if (link.closed() && !link.busy() && link.running().empty()) {
+      inbound_.remove(link);
+      it = inbound_owned_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void LinkHub::link_up(InboundLink& link, const cluster::LinkPeer& peer) {
+  add(shared_.links_up);
+  std::unique_ptr<EntryState>& entry = entries_[{peer.node, peer.entry_shard}];
+  if (entry == nullptr || entry->incarnation != peer.incarnation) {
+    // A new entry process: the old one's ids mean nothing any more.
+    entry = std::make_unique<EntryState>();
+    entry->incarnation = peer.incarnation;
+  }
+  entry->link = &link;
+  HARK_LOG_INFO("link from node %u (shard %u) up", peer.node, peer.entry_shard);
+}
+
+void LinkHub::link_closed(InboundLink& link) {
+  for (auto& [key, entry] : entries_) {
+    if (entry->link == &link) entry->link = nullptr;
+  }
+  // Parked polls of this link have nobody to answer: cancel them. Writes run on, and answer
+  // on the entry's next link (their table entry holds the answer meanwhile).
+  link.running().for_each([&](Executed& executed) {
+    executed.link = nullptr;
+    link.running().remove(executed);
+    if (auto* poll = std::get_if<Executed::LinkOp<core::Poll>>(&executed.op)) {
+      shard_.broker().cancel(*poll);
+    }
+  });
+}
+
+void LinkHub::cancel(InboundLink& link, uint64_t id) {
+  link.running().for_each([&](Executed& executed) {
+    if (executed.id != id) return;
+    if (auto* poll = std::get_if<Executed::LinkOp<core::Poll>>(&executed.op)) {
+      shard_.broker().cancel(*poll);
+    }
+  });
+}
+
+void LinkHub::answer_error(InboundLink& link, uint64_t id, Error error) {
+  const auto header = protocol::error_response(error);
+  link.send_answer(id, header);
+}
+
+void LinkHub::execute(InboundLink& link, const cluster::LinkPeer& peer,
+                      const cluster::LinkRequest& request) {
+  const std::pair<uint32_t, uint32_t> key{peer.node, peer.entry_shard};
+  EntryState& entry = *entries_.at(key);
+  const bool deduplicated = (request.flags & cluster::LinkRequest::deduplicated) != 0;
+  if (deduplicated) {
+    entry.table.trim_below(request.answered_below);
+    switch (entry.table.begin(request.id)) {
+      case cluster::AnswerTable::Seen::answered:
+        add(shared_.replayed);
+        link.send_answer(request.id, entry.table.answer(request.id));
+        return;
+      case cluster::AnswerTable::Seen::in_progress: return;  // Answers on entry.link when done.
+      case cluster::AnswerTable::Seen::forgotten:
+        add(shared_.refused_forgotten);
+        answer_error(link, request.id, Error::shard_communication_error);
+        return;
+      case cluster::AnswerTable::Seen::fresh: break;
+    }
+  }
+  if (executed_free_.empty()) {
+    executed_owned_.push_back(std::make_unique<Executed>(*this));
+    executed_free_.push_back(executed_owned_.back().get());
+  }
+  Executed& executed = *executed_free_.back();
+  executed_free_.pop_back();
+  executed.link = &link;
+  link.running().push_back(executed);
+  executed.entry = key;
+  executed.id = request.id;
+  executed.deduplicated = deduplicated;
+  executed.auto_commit = false;
+  executed.code = request.code;
+  executed.payload.assign(request.payload.begin(), request.payload.end());
+  executed.answer.clear();
+  add(shared_.executed);
+  const Status started = start_op(executed, request);
+  if (!started.ok()) {
+    // Not submitted: answer the error the way the entry's own connection would have.
+    executed.op.emplace<std::monostate>();
+    append_header(executed.answer, protocol::error_response(started.error()));
+    finished(executed);
+  }
+}
+
+Status LinkHub::start_op(Executed& executed, const cluster::LinkRequest& request) {
+  // Each case decodes into the operation its Connection handler fills (connection_requests.cc).
+  const std::span<const std::byte> payload = executed.payload;
+  switch (static_cast<protocol::Command>(request.code)) {
+    case protocol::Command::send_messages: {
+      HARK_TRY_ASSIGN(const protocol::SendMessagesRequest decoded,
+                      decode_forwarded<protocol::SendMessagesRequest>(payload));
+      auto& op = executed.op.emplace<Executed::LinkOp<core::Append>>(executed);
+      HARK_TRY(fill_append(decoded, op));
+      shard_.broker().submit(op);
+      return ok_status();
+    }
+    case protocol::Command::poll_messages: {
+      HARK_TRY_ASSIGN(protocol::PollMessagesRequest decoded,
+                      decode_forwarded<protocol::PollMessagesRequest>(payload));
+      decoded.wait_timeout_us = request.wait_us;  // What is left of the client's wait.
+      auto& op = executed.op.emplace<Executed::LinkOp<core::Poll>>(executed);
+      HARK_TRY(fill_poll(decoded, request.client, Duration(0), op));
+      executed.auto_commit = decoded.auto_commit;
+      shard_.broker().submit(op);
+      return ok_status();
+    }
+    case protocol::Command::store_consumer_offset: {
+      HARK_TRY_ASSIGN(const protocol::StoreConsumerOffsetRequest decoded,
+                      decode_forwarded<protocol::StoreConsumerOffsetRequest>(payload));
+      auto& op = executed.op.emplace<Executed::LinkOp<core::StoreOffset>>(executed);
+      HARK_TRY(fill_ids(decoded, op));
+      op.offset = decoded.offset;
+      shard_.broker().submit(op);
+      return ok_status();
+    }
+    case protocol::Command::get_consumer_offset: {
+      HARK_TRY_ASSIGN(const protocol::GetConsumerOffsetRequest decoded,
+                      decode_forwarded<protocol::GetConsumerOffsetRequest>(payload));
+      auto& op = executed.op.emplace<Executed::LinkOp<core::GetOffset>>(executed);
+      HARK_TRY(fill_ids(decoded, op));
+      shard_.broker().submit(op);
+      return ok_status();
+    }
+    default: return Error::invalid_command;
+  }
+}
+
+void LinkHub::finished(Executed& executed) {
+  if (executed.committing) {
+    const auto& store = std::get<Executed::LinkOp<core::StoreOffset>>(executed.op);
+    if (!store.status().ok()) {
+      HARK_LOG_WARN("forwarded poll from node %u: auto-commit of offset %u failed: %s",
+                    executed.entry.first, store.offset, error_name(store.status().error()));
+    }
+    recycle(executed);
+    return;
+  }
+  encode_answer(executed);
+  // A write's answer is kept for a re-send and goes to the entry's current link.
+  InboundLink* link = executed.link;
+  if (executed.deduplicated) {
+    const auto found = entries_.find(executed.entry);
+    if (found != entries_.end()) {
+      found->second->table.answered(executed.id, executed.answer);
+      link = found->second->link;
+    }
+  }
+  if (link != nullptr) link->send_answer(executed.id, executed.answer);
+  if (!auto_commit(executed)) recycle(executed);
+}
+
+void LinkHub::encode_answer(Executed& executed) {
+  if (!executed.answer.empty()) return;  // An error answered before submitting.
+  const auto status = std::visit(
+      [](const auto& value) -> Status {
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::monostate>) {
+          return Error::invalid_command;
+        } else {
+          return value.status();
+        }
+      },
+      executed.op);
+  if (!status.ok()) {
+    append_header(executed.answer, protocol::error_response(status.error()));
+  } else {
+    std::visit(AnswerOf{executed.answer}, executed.op);
+  }
+}
+
+bool LinkHub::auto_commit(Executed& executed) {
+  // As Iggy 0.8.0 does it: the server that polled stores the offset once it has answered.
+  auto* poll = std::get_if<Executed::LinkOp<core::Poll>>(&executed.op);
+  if (poll == nullptr || !poll->status().ok() || !executed.auto_commit ||
+      poll->result.messages.empty() || shard_.stopping()) {
+    return false;
+  }
+  const core::ConsumerRef consumer = poll->consumer;
+  const core::NameOrId group = poll->group;
+  const core::NameOrId stream = poll->stream;
+  const core::NameOrId topic = poll->topic;
+  const uint32_t partition = poll->result.partition_id;
+  const uint64_t offset = poll->result.messages.last().value();
+  auto& store = executed.op.emplace<Executed::LinkOp<core::StoreOffset>>(executed);
+  store.consumer = consumer;
+  store.group = group;
+  store.stream = stream;
+  store.topic = topic;
+  store.partition = partition;
+  store.offset = offset;
+  executed.committing = true;
+  shard_.broker().submit(store);
+  return true;
+}
+
+void LinkHub::recycle(Executed& executed) {
+  if (executed.link != nullptr) executed.link->running().remove(executed);
+  executed.link = nullptr;
+  executed.committing = false;
+  executed.op.emplace<std::monostate>();
+  if (executed.payload.capacity() > (size_t{1} << 20)) protocol::Bytes().swap(executed.payload);
+  if (executed.answer.capacity() > (size_t{1} << 20)) protocol::Bytes().swap(executed.answer);
+  executed_free_.push_back(&executed);
+}
+
+}  // namespace hark::server

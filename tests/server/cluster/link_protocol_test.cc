@@ -1,0 +1,246 @@
+// The node-link protocol (server/cluster/link_protocol.h) without sockets: frames round-trip and
+// malformed ones are rejected, the handshake succeeds both ways with one secret and fails on
+// either side with another (or another cluster name), a client command or a frame out of turn
+// is refused, and the AnswerTable answers a re-sent write with its first answer, refuses ids it
+// forgot, and stays bounded. Label unit.
+#include "hark/server/cluster/link_protocol.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "hark/protocol/codec.h"
+#include "hark/protocol/system_requests.h"
+
+namespace hark::server::cluster {
+namespace {
+
+const std::string secret_a(40, 'a');
+const std::string secret_b(40, 'b');
+
+LinkFrame only_frame(const protocol::Bytes& bytes) {
+  LinkFrame frame = scan_link_frame(bytes, 1 << 20);
+  EXPECT_EQ(frame.state, LinkScanState::ready);
+  EXPECT_EQ(frame.frame_size, bytes.size());
+  return frame;
+}
+
+std::span<const std::byte> as_bytes(std::string_view text) {
+  return {reinterpret_cast<const std::byte*>(text.data()), text.size()};
+}
+
+TEST(LinkFrames, RequestResponseCancelRoundTrip) {
+  protocol::Bytes out;
+  const std::string payload = "iggy payload";
+  append_link_request({.id = 7,
+                       .answered_below = 3,
+                       .user = 9,
+                       .client = 11,
+                       .code = 101,
+                       .flags = LinkRequest::deduplicated,
+                       .wait_us = 1234,
+                       .payload = as_bytes(payload)},
+                      out);
+  LinkFrame frame = only_frame(out);
+  ASSERT_EQ(frame.kind, LinkKind::request);
+  const Result<LinkRequest> request = parse_link_request(frame.body);
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(request->id, 7u);
+  EXPECT_EQ(request->answered_below, 3u);
+  EXPECT_EQ(request->user, 9u);
+  EXPECT_EQ(request->client, 11u);
+  EXPECT_EQ(request->code, 101u);
+  EXPECT_EQ(request->flags, LinkRequest::deduplicated);
+  EXPECT_EQ(request->wait_us, 1234u);
+  EXPECT_EQ(
+      std::string(reinterpret_cast<const char*>(request->payload.data()), request->payload.size()),
+      payload);
+
+  out.clear();
+  const std::array<std::byte, 8> ok{};  // Status 0, length 0.
+  append_link_response(7, ok, out);
+  frame = only_frame(out);
+  const Result<LinkResponse> response = parse_link_response(frame.body);
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->id, 7u);
+  EXPECT_EQ(response->response.size(), 8u);
+
+  out.clear();
+  append_link_cancel(5, out);
+  frame = only_frame(out);
+  EXPECT_EQ(frame.kind, LinkKind::cancel);
+  EXPECT_EQ(*parse_link_cancel(frame.body), 5u);
+}
+
+TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
+  protocol::Bytes out;
+  append_link_cancel(5, out);
+  for (size_t size = 0; size < out.size(); size++) {
+    EXPECT_EQ(scan_link_frame(std::span(out).first(size), 1 << 20).state, LinkScanState::need_more)
+        << size;
+  }
+  // Unknown kind, zero length, a body over the cap.
+  protocol::Bytes garbage = out;
+  garbage[4] = std::byte{99};
+  EXPECT_EQ(scan_link_frame(garbage, 1 << 20).state, LinkScanState::rejected);
+  garbage = {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{1}};
+  EXPECT_EQ(scan_link_frame(garbage, 1 << 20).state, LinkScanState::rejected);
+  EXPECT_EQ(scan_link_frame(out, 4).state, LinkScanState::rejected);
+  // A truncated body inside a well-framed frame: the parse fails, nothing is read past it.
+  protocol::Bytes response;
+  const std::array<std::byte, 8> header{std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0},
+                                        std::byte{5}};  // Announces 5 payload bytes, has none.
+  append_link_response(1, header, response);
+  EXPECT_FALSE(parse_link_response(only_frame(response).body).ok());
+  EXPECT_FALSE(parse_link_cancel({}).ok());
+  EXPECT_FALSE(parse_link_request(std::span(out).first(6)).ok());
+}
+
+struct Handshake {
+  Status dial_error;  // The dialer's verdict on the challenge.
+  Status accept_error;
+  std::optional<LinkPeer> dialer_saw, acceptor_saw;
+};
+
+Handshake shake(const std::string& dial_secret, const std::string& accept_secret,
+                std::string_view dial_cluster = "c", uint32_t expected = 2) {
+  const LinkIdentity dial_self{
+      .secret = dial_secret, .cluster = dial_cluster, .node = 1, .incarnation = 100};
+  const LinkIdentity accept_self{
+      .secret = accept_secret, .cluster = "c", .node = 2, .incarnation = 200};
+  LinkDialer dialer(dial_self, 3, expected, random_nonce());
+  LinkAcceptor acceptor(accept_self, random_nonce());
+  Handshake result;
+  protocol::Bytes wire;
+  dialer.hello(wire);
+  protocol::Bytes challenge;
+  result.accept_error = acceptor.on_hello(only_frame(wire), challenge);
+  if (!result.accept_error.ok()) return result;
+  protocol::Bytes proof;
+  Result<LinkPeer> dialed = dialer.on_challenge(only_frame(challenge), proof);
+  if (!dialed.ok()) {
+    result.dial_error = dialed.error();
+    // A dialer that refused sends no proof; a forged one (the acceptor's own MAC echoed)
+    // must be refused by the acceptor too.
+    proof.clear();
+    protocol::Writer writer(proof);
+    writer.u32(1 + link_mac_size);
+    writer.u8(static_cast<uint8_t>(LinkKind::proof));
+    writer.bytes(std::span(challenge).last(link_mac_size));
+  } else {
+    result.dialer_saw = *dialed;
+  }
+  Result<LinkPeer> accepted = acceptor.on_proof(only_frame(proof));
+  if (accepted.ok()) {
+    result.acceptor_saw = *accepted;
+  } else {
+    result.accept_error = accepted.error();
+  }
+  return result;
+}
+
+TEST(LinkHandshake, OneSecretAuthenticatesBothWays) {
+  const Handshake result = shake(secret_a, secret_a);
+  ASSERT_TRUE(result.dial_error.ok());
+  ASSERT_TRUE(result.accept_error.ok());
+  ASSERT_TRUE(result.dialer_saw && result.acceptor_saw);
+  EXPECT_EQ(result.dialer_saw->node, 2u);
+  EXPECT_EQ(result.dialer_saw->incarnation, 200u);
+  EXPECT_EQ(result.acceptor_saw->node, 1u);
+  EXPECT_EQ(result.acceptor_saw->entry_shard, 3u);
+  EXPECT_EQ(result.acceptor_saw->incarnation, 100u);
+}
+
+TEST(LinkHandshake, WrongSecretOrClusterIsRefusedByBothSides) {
+  for (const Handshake& result :
+       {shake(secret_a, secret_b), shake(secret_b, secret_a), shake(secret_a, secret_a, "other")}) {
+    EXPECT_EQ(result.dial_error.error(), Error::unauthenticated);
+    EXPECT_EQ(result.accept_error.error(), Error::unauthenticated);
+    EXPECT_FALSE(result.acceptor_saw.has_value());
+  }
+  // The node answering is not the one dialed: refused too.
+  EXPECT_EQ(shake(secret_a, secret_a, "c", 3).dial_error.error(), Error::unauthenticated);
+}
+
+TEST(LinkHandshake, ClientCommandOrFrameOutOfTurnIsRefused) {
+  const LinkIdentity self{.secret = secret_a, .cluster = "c", .node = 2, .incarnation = 1};
+  // An Iggy ping frame ([length 4][code 1]) sent to a link: its code's first byte reads as
+  // kind hello, whose body it is not, so the acceptor refuses it.
+  LinkAcceptor acceptor(self, random_nonce());
+  protocol::Bytes ping;
+  ASSERT_TRUE(protocol::encode_request(protocol::PingRequest{}, ping).ok());
+  protocol::Bytes out;
+  EXPECT_FALSE(acceptor.on_hello(only_frame(ping), out).ok());
+  // Any other command (poll_messages, 101) is no link frame at all.
+  ping[4] = std::byte{101};
+  EXPECT_EQ(scan_link_frame(ping, 1 << 20).state, LinkScanState::rejected);
+  // A request or a proof before the hello.
+  protocol::Bytes request;
+  append_link_request({.id = 1, .code = 1}, request);
+  EXPECT_EQ(acceptor.on_hello(only_frame(request), out).error(), Error::invalid_command);
+  EXPECT_FALSE(acceptor.on_proof(only_frame(request)).ok());
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(AnswerTable, ResentWriteGetsItsFirstAnswer) {
+  AnswerTable table(4);
+  EXPECT_EQ(table.begin(1), AnswerTable::Seen::fresh);
+  EXPECT_EQ(table.begin(1), AnswerTable::Seen::in_progress);
+  const std::string first = "first";
+  table.answered(1, as_bytes(first));
+  EXPECT_EQ(table.begin(1), AnswerTable::Seen::answered);
+  const auto answer = table.answer(1);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(answer.data()), answer.size()), first);
+}
+
+TEST(AnswerTable, TrimmedAndEvictedIdsAreRefusedNeverRerun) {
+  AnswerTable table(4);
+  for (uint64_t id = 10; id < 14; id++) {
+    ASSERT_EQ(table.begin(id), AnswerTable::Seen::fresh);
+    table.answered(id, {});
+  }
+  table.trim_below(12);
+  EXPECT_EQ(table.floor(), 12u);
+  EXPECT_EQ(table.begin(11), AnswerTable::Seen::answered);  // Still in its slot.
+  EXPECT_EQ(table.begin(9), AnswerTable::Seen::forgotten);
+  // 14..17 take every slot: 12 and 13 are evicted and refused from then on.
+  for (uint64_t id = 14; id < 18; id++) EXPECT_EQ(table.begin(id), AnswerTable::Seen::fresh);
+  EXPECT_EQ(table.begin(12), AnswerTable::Seen::forgotten);
+  EXPECT_EQ(table.begin(13), AnswerTable::Seen::forgotten);
+  EXPECT_GE(table.floor(), 14u);
+  EXPECT_EQ(table.capacity(), 4u);
+  // An in-progress id evicted by a newer one: its late answer is not stored over the newer.
+  table.answered(13, as_bytes("late"));
+  EXPECT_EQ(table.begin(17), AnswerTable::Seen::in_progress);
+}
+
+TEST(ClusterSecret, MissingShortOrWorldReadableIsRefused) {
+  char path[] = "/tmp/hark-secret-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  std::string why;
+  EXPECT_FALSE(read_cluster_secret("", why).ok());
+  EXPECT_NE(why.find("secret_file"), std::string::npos);
+  EXPECT_FALSE(read_cluster_secret("/nonexistent/secret", why).ok());
+  std::ofstream(path) << "short\n";
+  ::chmod(path, 0600);
+  EXPECT_FALSE(read_cluster_secret(path, why).ok());
+  EXPECT_NE(why.find("at least"), std::string::npos) << why;
+  std::ofstream(path) << secret_a << "\n";
+  ::chmod(path, 0644);
+  EXPECT_FALSE(read_cluster_secret(path, why).ok());
+  EXPECT_NE(why.find("world-readable"), std::string::npos) << why;
+  ::chmod(path, 0640);
+  const Result<std::string> secret = read_cluster_secret(path, why);
+  ASSERT_TRUE(secret.ok()) << why;
+  EXPECT_EQ(*secret, secret_a);
+  ::unlink(path);
+}
+
+}  // namespace
+}  // namespace hark::server::cluster
