@@ -33,6 +33,7 @@
 #include "hark/core/broker/broker.h"
 #include "hark/io/socket.h"
 #include "hark/server/cluster/coordination_thread.h"
+#include "hark/server/cluster/etcd_journal.h"
 #include "hark/server/config.h"
 #include "hark/server/instance_lock.h"
 #include "hark/server/metrics.h"
@@ -267,9 +268,13 @@ int wait_for_stop(const sigset_t& signals, Duration interval, core::Broker& brok
 // Cluster mode (docs/cluster.md): the coordination thread registers this node in etcd, joins
 // the election and hands every new membership view to the shards. Null on one node.
 std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOptions& options,
-                                                                Server& server) {
+                                                                Server& server,
+                                                                cluster::JournalLink& journal,
+                                                                core::Broker& broker) {
   if (options.etcd_endpoints.empty()) return nullptr;
   cluster::CoordinationOptions settings;
+  settings.journal = &journal;
+  settings.entries = cluster::broker_sink(broker);
   settings.etcd = {.endpoints = options.etcd_endpoints,
                    .user = options.etcd_user,
                    .password = options.etcd_password};
@@ -364,6 +369,18 @@ Result<std::unique_ptr<TlsContext>> load_tls(const ServerOptions& options) {
   return tls;
 }
 
+// Cluster mode keeps metadata in etcd (docs/cluster.md §Metadata): shard 0 journals through
+// an EtcdJournal over `link`, which the coordination thread serves; metadata.log is its cache.
+void use_etcd_journal(const ServerOptions& options, cluster::JournalLink& link,
+                      core::BrokerOptions& settings) {
+  if (options.etcd_endpoints.empty()) return;
+  settings.journal = [&link](core::MetadataJournal& local, uint64_t sequence) {
+    link.set_start(sequence);
+    return std::unique_ptr<core::MetadataJournal>(
+        std::make_unique<cluster::EtcdJournal>(local, link));
+  };
+}
+
 // Cluster mode needs a node id of its own (0 is the single node's).
 bool cluster_identity_ok(const ServerOptions& options) {
   if (options.etcd_endpoints.empty() || options.node_id != 0) return true;
@@ -378,7 +395,7 @@ bool cluster_identity_ok(const ServerOptions& options) {
 // shards go), the logins, the broker.
 void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_signals,
                          int metrics_listener, const std::string& metrics_bound, Server& server,
-                         std::unique_ptr<core::Broker>& broker) {
+                         cluster::JournalLink& journal, std::unique_ptr<core::Broker>& broker) {
   Scrapes scrapes(*broker, server, options);
   std::unique_ptr<MetricsServer> metrics;
   if (metrics_listener >= 0) {
@@ -386,7 +403,8 @@ void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_sign
         std::make_unique<MetricsServer>(metrics_listener, options.metrics_request_timeout, scrapes);
   }
   announce(options, options.bound_address, metrics ? metrics_bound : "");
-  std::unique_ptr<cluster::CoordinationThread> coordination = start_coordination(options, server);
+  std::unique_ptr<cluster::CoordinationThread> coordination =
+      start_coordination(options, server, journal, *broker);
   const int signal_number = wait_for_stop(stop_signals, options.stats_interval, *broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
   metrics.reset();
@@ -440,12 +458,14 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   bound_options.bound_address = bound.to_string();
   bound_options.connections_max = files.connections_max;
 
-  // Declared before the broker, so it is destroyed after it.
+  // Declared before the broker, so they are destroyed after it.
+  cluster::JournalLink journal;
   Server server(bound_options, std::move(listeners).value(), std::move(users).value(),
                 std::move(tls).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   broker_settings.partitions_max = files.partitions_max;
+  use_etcd_journal(options, journal, broker_settings);
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
   if (!broker.ok()) {
     HARK_LOG_ERROR("the broker did not start: %s (see the log above)",
@@ -454,7 +474,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     return 1;
   }
   serve_until_stopped(bound_options, stop_signals, *metrics_listener, metrics_bound, server,
-                      *broker);
+                      journal, *broker);
   return 0;
 }
 

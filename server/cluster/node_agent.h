@@ -62,6 +62,9 @@ class NodeAgent {
   Ref<const ClusterView> view() const { return view_; }
   uint64_t controller_writes_rejected() const { return rejected_; }
   uint64_t elections_won() const { return elections_won_; }
+  // Every key under /hark/<cluster>/ as of the last step (the metadata journal reads it).
+  const PrefixMirror& mirror() const { return mirror_; }
+  const Keys& keys() const { return keys_; }
 
  private:
   Status ensure_lease();
