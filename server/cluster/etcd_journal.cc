@@ -65,6 +65,11 @@ JournalLink::Work JournalLink::take() {
   return work;
 }
 
+size_t JournalLink::pending() const {
+  std::lock_guard lock(mutex_);
+  return work_.appends.size() + work_.waits.size();
+}
+
 namespace {
 
 // One answer of the coordination thread, run on shard 0 (control plane: one allocation per

@@ -59,6 +59,8 @@ class JournalLink {
   void applied(uint64_t sequence);
   // The coordination thread.
   Work take();
+  // Appends and waits not taken yet (tests: a command has reached the link).
+  size_t pending() const;
   // Posts `result` to `done` on `reactor`'s shard (its Inbox).
   static void answer(io::Reactor& reactor, core::JournalDone& done, core::JournalResult result);
 

@@ -34,15 +34,15 @@ Status send_one(client::Client& client, const std::string& stream, std::string_v
 }
 
 Result<client::PolledMessages> poll_all(client::Client& client, const std::string& stream) {
-  return client.poll_messages({.consumer = {.kind = protocol::ConsumerKind::consumer,
-                                            .id = Identifier::numeric(1)},
-                               .stream_id = named(stream),
-                               .topic_id = named("t"),
-                               .partition_id = 0,
-                               .strategy = {.kind = protocol::PollingKind::offset, .value = 0},
-                               .count = 10,
-                               .auto_commit = false,
-                               .wait_timeout_us = std::nullopt});
+  return client.poll_messages(
+      {.consumer = {.kind = protocol::ConsumerKind::consumer, .id = Identifier::numeric(1)},
+       .stream_id = named(stream),
+       .topic_id = named("t"),
+       .partition_id = 0,
+       .strategy = {.kind = protocol::PollingKind::offset, .value = 0},
+       .count = 10,
+       .auto_commit = false,
+       .wait_timeout_us = std::nullopt});
 }
 
 bool stream_exists(client::Client& client, const std::string& stream) {
@@ -60,8 +60,7 @@ class HarkdMetadata : public ::testing::Test {
     }
     // Every node sees all three, so every command waits for all three to apply it.
     ASSERT_TRUE(wait_until([&] {
-      return members(*clients_[1]) == 3 && members(*clients_[2]) == 3 &&
-             members(*clients_[3]) == 3;
+      return members(*clients_[1]) == 3 && members(*clients_[2]) == 3 && members(*clients_[3]) == 3;
     }));
   }
 
