@@ -65,7 +65,9 @@ void CoordinationThread::run() {
   Duration backoff = backoff_min;
   uint64_t published = 0;
   while (pause(Duration(0))) {
-    const Status stepped = agent.step(wait);
+    // While a command waits for the others, their progress is read at every step: step often.
+    const bool waiting = metadata && metadata->waiting();
+    const Status stepped = agent.step(waiting ? std::chrono::milliseconds(5) : wait);
     if (metadata) {
       metadata->step(**gateway, agent, SystemClock::instance().monotonic_now(), stepped.ok());
     }

@@ -192,12 +192,12 @@ void MetadataSync::step(Coordinator& etcd, const NodeAgent& agent, Instant now, 
     }
     write(etcd, agent, append);
   }
+  if (synced) {
+    deliver(agent);
+    publish(etcd, agent);
+  }
   // A command already in etcd is answered even while etcd is away (at its ack timeout).
-  answer_waits(agent, now);
-  if (!synced) return;
-  deliver(agent);
-  publish(etcd, agent);
-  answer_waits(agent, now);
+  answer_waits(etcd, agent, now, synced);
 }
 
 void MetadataSync::stop() {
@@ -311,27 +311,53 @@ void MetadataSync::publish(Coordinator& etcd, const NodeAgent& agent) {
   published_lease_ = lease;
 }
 
-std::string MetadataSync::lagging(const NodeAgent& agent, uint64_t sequence) const {
+std::string MetadataSync::lagging(const NodeAgent& agent, uint64_t sequence,
+                                  const std::map<uint32_t, uint64_t>& applied) const {
   std::string names;
   const Ref<const ClusterView> view = agent.view();
   if (!view) return names;
   for (const NodeInfo& node : view->nodes) {
     if (node.id == options_.self) continue;
-    const auto found = agent.mirror().entries().find(agent.keys().applied_by(node.id));
-    uint64_t applied = 0;
-    if (found != agent.mirror().entries().end()) {
-      const std::string& text = found->second.value;
-      std::from_chars(text.data(), text.data() + text.size(), applied);
-    }
-    if (applied >= sequence) continue;
+    const auto found = applied.find(node.id);
+    if (found != applied.end() && found->second >= sequence) continue;
     names += (names.empty() ? "" : ", ") + std::to_string(node.id);
   }
   return names;
 }
 
-void MetadataSync::answer_waits(const NodeAgent& agent, Instant now) {
+// Read directly rather than from the mirror: a watch that starts behind etcd's revision is
+// served by etcd's catch-up loop (every 100 ms), which would add that much to every command.
+std::map<uint32_t, uint64_t> MetadataSync::read_applied(Coordinator& etcd,
+                                                        const NodeAgent& agent) const {
+  std::map<uint32_t, uint64_t> applied;
+  const std::string& prefix = agent.keys().applied;
+  const Result<RangeResult> read = etcd.range(prefix, true);
+  std::vector<const KeyValue*> kvs;
+  if (read.ok()) {
+    for (const KeyValue& kv : read->kvs) kvs.push_back(&kv);
+  } else {
+    for (const auto& [key, kv] : agent.mirror().entries()) {
+      if (key.starts_with(prefix)) kvs.push_back(&kv);
+    }
+  }
+  for (const KeyValue* kv : kvs) {
+    uint32_t node = 0;
+    uint64_t sequence = 0;
+    const std::string_view id = std::string_view(kv->key).substr(prefix.size());
+    std::from_chars(id.data(), id.data() + id.size(), node);
+    std::from_chars(kv->value.data(), kv->value.data() + kv->value.size(), sequence);
+    applied[node] = sequence;
+  }
+  return applied;
+}
+
+void MetadataSync::answer_waits(Coordinator& etcd, const NodeAgent& agent, Instant now,
+                                bool synced) {
+  if (waits_.empty()) return;
+  std::map<uint32_t, uint64_t> applied;
+  if (synced) applied = read_applied(etcd, agent);
   for (auto it = waits_.begin(); it != waits_.end();) {
-    const std::string behind = lagging(agent, it->wait.sequence);
+    const std::string behind = synced ? lagging(agent, it->wait.sequence, applied) : "?";
     if (!behind.empty() && now < it->deadline) {
       ++it;
       continue;

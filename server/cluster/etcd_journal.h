@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -119,7 +120,8 @@ class MetadataSync {
   void step(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced);
   // Leaving: answers what is queued (appends refused, waits answered as they are).
   void stop();
-  // True while a command waits for other nodes (the caller keeps watching for their progress).
+  // True while a command waits for other nodes: the caller steps again soon (a short watch),
+  // since their progress is read directly.
   bool waiting() const { return !waits_.empty(); }
 
  private:
@@ -133,9 +135,12 @@ class MetadataSync {
                   size_t from);
   void deliver(const NodeAgent& agent);
   void publish(Coordinator& etcd, const NodeAgent& agent);
-  void answer_waits(const NodeAgent& agent, Instant now);
-  // The live nodes (but this one) whose applied/<id> is below `sequence`, as "2, 3".
-  std::string lagging(const NodeAgent& agent, uint64_t sequence) const;
+  void answer_waits(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced);
+  // applied/<id> of every node, read from etcd (the mirror's copy if etcd does not answer).
+  std::map<uint32_t, uint64_t> read_applied(Coordinator& etcd, const NodeAgent& agent) const;
+  // The live nodes (but this one) whose progress is below `sequence`, as "2, 3".
+  std::string lagging(const NodeAgent& agent, uint64_t sequence,
+                      const std::map<uint32_t, uint64_t>& applied) const;
 
   JournalLink& link_;
   EntrySink sink_;
