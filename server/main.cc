@@ -270,11 +270,11 @@ int wait_for_stop(const sigset_t& signals, Duration interval, core::Broker& brok
 std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOptions& options,
                                                                 Server& server,
                                                                 cluster::JournalLink& journal,
-                                                                core::Broker& broker) {
+                                                                cluster::EntrySink& entries) {
   if (options.etcd_endpoints.empty()) return nullptr;
   cluster::CoordinationOptions settings;
   settings.journal = &journal;
-  settings.entries = cluster::broker_sink(broker);
+  settings.entries = &entries;
   settings.etcd = {.endpoints = options.etcd_endpoints,
                    .user = options.etcd_user,
                    .password = options.etcd_password};
@@ -369,18 +369,6 @@ Result<std::unique_ptr<TlsContext>> load_tls(const ServerOptions& options) {
   return tls;
 }
 
-// Cluster mode keeps metadata in etcd (docs/cluster.md §Metadata): shard 0 journals through
-// an EtcdJournal over `link`, which the coordination thread serves; metadata.log is its cache.
-void use_etcd_journal(const ServerOptions& options, cluster::JournalLink& link,
-                      core::BrokerOptions& settings) {
-  if (options.etcd_endpoints.empty()) return;
-  settings.journal = [&link](core::MetadataJournal& local, uint64_t sequence) {
-    link.set_start(sequence);
-    return std::unique_ptr<core::MetadataJournal>(
-        std::make_unique<cluster::EtcdJournal>(local, link));
-  };
-}
-
 // Cluster mode needs a node id of its own (0 is the single node's).
 bool cluster_identity_ok(const ServerOptions& options) {
   if (options.etcd_endpoints.empty() || options.node_id != 0) return true;
@@ -396,6 +384,7 @@ bool cluster_identity_ok(const ServerOptions& options) {
 void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_signals,
                          int metrics_listener, const std::string& metrics_bound, Server& server,
                          cluster::JournalLink& journal, std::unique_ptr<core::Broker>& broker) {
+  cluster::BrokerEntrySink entries(*broker);
   Scrapes scrapes(*broker, server, options);
   std::unique_ptr<MetricsServer> metrics;
   if (metrics_listener >= 0) {
@@ -404,7 +393,7 @@ void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_sign
   }
   announce(options, options.bound_address, metrics ? metrics_bound : "");
   std::unique_ptr<cluster::CoordinationThread> coordination =
-      start_coordination(options, server, journal, *broker);
+      start_coordination(options, server, journal, entries);
   const int signal_number = wait_for_stop(stop_signals, options.stats_interval, *broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
   metrics.reset();
@@ -459,13 +448,16 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   bound_options.connections_max = files.connections_max;
 
   // Declared before the broker, so they are destroyed after it.
+  // Cluster mode keeps metadata in etcd (docs/cluster.md §Metadata): shard 0 journals through
+  // an EtcdJournal over `journal`, which the coordination thread serves.
   cluster::JournalLink journal;
+  cluster::EtcdJournalFactory journal_factory(journal);
   Server server(bound_options, std::move(listeners).value(), std::move(users).value(),
                 std::move(tls).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   broker_settings.partitions_max = files.partitions_max;
-  use_etcd_journal(options, journal, broker_settings);
+  if (!options.etcd_endpoints.empty()) broker_settings.journal = &journal_factory;
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
   if (!broker.ok()) {
     HARK_LOG_ERROR("the broker did not start: %s (see the log above)",

@@ -161,9 +161,9 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
       broker->metadata_log_,
       internal::MetadataLog::open(options.data_directory + "/metadata.log", broker->ownership_,
                                   SystemClock::instance(), broker->initial_catalog_));
-  if (options.journal) {
+  if (options.journal != nullptr) {
     broker->shared_journal_ =
-        options.journal(*broker->metadata_log_, broker->initial_catalog_->sequence);
+        options.journal->make(*broker->metadata_log_, broker->initial_catalog_->sequence);
     if (broker->shared_journal_ == nullptr) return Error::invalid_configuration;
   }
   remove_deleted_partitions(options.data_directory, *broker->initial_catalog_);

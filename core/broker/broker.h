@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,12 +70,10 @@ struct BrokerOptions {
   Duration retention_interval = std::chrono::seconds(10);
   io::ReactorOptions reactor;
   ShardHooks* hooks = nullptr;  // Optional; must outlive the broker.
-  // Where metadata is journaled (core/broker/metadata_journal.h). Unset: <data>/metadata.log
-  // alone (one node). Set (harkd's cluster mode): called once at start with that log, as the
-  // local copy, and the last entry it holds; returns the journal shard 0 uses (which keeps the
-  // log as its cache). It must not call the broker.
-  std::function<std::unique_ptr<MetadataJournal>(MetadataJournal& local, uint64_t sequence)>
-      journal;
+  // Where metadata is journaled (core/broker/metadata_journal.h). Null: <data>/metadata.log
+  // alone (one node). Set (harkd's cluster mode): makes, from that log (the local copy) and
+  // the last entry it holds, the journal shard 0 uses. Must outlive Broker::start.
+  JournalFactory* journal = nullptr;
   // Conditions registered before the shards start (Broker::register_condition); each must
   // outlive the broker.
   std::vector<std::pair<std::string, const Condition*>> conditions;

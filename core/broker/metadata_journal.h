@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -63,6 +64,17 @@ class MetadataJournal {
   virtual void applied(io::Reactor& reactor, uint64_t sequence, bool own, JournalDone& done) = 0;
   // Error path only, blocking: records that undo an entry no shard could apply, kept locally.
   virtual Status append_undo(std::span<const std::byte> records) = 0;
+};
+
+// Makes the journal a broker uses around its local metadata.log (BrokerOptions::journal).
+class JournalFactory {
+ public:
+  // Called once at start, on the thread calling Broker::start, with the local log and the
+  // last entry it holds. Must not call the broker.
+  virtual std::unique_ptr<MetadataJournal> make(MetadataJournal& local, uint64_t sequence) = 0;
+
+ protected:
+  ~JournalFactory() = default;
 };
 
 }  // namespace hark::core

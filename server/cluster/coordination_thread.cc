@@ -35,6 +35,7 @@ bool CoordinationThread::pause(Duration duration) {
 }
 
 void CoordinationThread::wake() {
+  if (etcd_ != nullptr) etcd_->wake();
   {
     std::lock_guard lock(mutex_);
     woken_ = true;
@@ -51,14 +52,11 @@ void CoordinationThread::run() {
   std::optional<MetadataSync> metadata;
   if (options_.journal != nullptr) {
     metadata.emplace(
-        *options_.journal, options_.entries,
+        *options_.journal, *options_.entries,
         MetadataSyncOptions{.self = options_.agent.self.id,
                             .ack_timeout = std::chrono::seconds(options_.agent.lease_ttl_seconds)});
-    EtcdGateway* const etcd = gateway->get();
-    options_.journal->set_waker([this, etcd] {
-      etcd->wake();
-      wake();
-    });
+    etcd_ = gateway->get();
+    options_.journal->set_waker(this);
   }
   constexpr Duration backoff_min = std::chrono::milliseconds(100);
   constexpr Duration backoff_max = std::chrono::seconds(5);
@@ -88,7 +86,8 @@ void CoordinationThread::run() {
     }
   }
   if (metadata) {
-    options_.journal->set_waker({});
+    options_.journal->set_waker(nullptr);
+    etcd_ = nullptr;
     metadata->stop();
   }
   if (!agent.leave().ok()) {

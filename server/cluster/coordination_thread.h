@@ -20,7 +20,7 @@ struct CoordinationOptions {
   // Metadata in etcd (etcd_journal.h): the link shard 0's EtcdJournal pushes to, and where
   // entries go. Null: no metadata journal (a test of membership alone).
   JournalLink* journal = nullptr;
-  EntrySink entries;
+  EntrySink* entries = nullptr;
 };
 
 // harkd's coordination thread (`hark-coord`): the only thread that talks to etcd. It steps a
@@ -33,7 +33,7 @@ struct CoordinationOptions {
 // With a JournalLink it also runs the MetadataSync after each step; a push to the link ends
 // the step's watch early (EtcdGateway::wake) and any backoff, so a metadata command never
 // waits out a watch.
-class CoordinationThread {
+class CoordinationThread final : private JournalLink::Waker {
  public:
   // `sink` must outlive the thread (stop() before it goes).
   CoordinationThread(CoordinationOptions options, ViewSink& sink);
@@ -48,8 +48,8 @@ class CoordinationThread {
   void run();
   // Sleeps `duration` unless stop() comes first; false when stopping.
   bool pause(Duration duration);
-  // Ends a pause early (new work on the link).
-  void wake();
+  // Ends the watch and any pause early (new work on the link).
+  void wake() override;
 
   CoordinationOptions options_;
   ViewSink& sink_;
@@ -57,6 +57,7 @@ class CoordinationThread {
   std::condition_variable stopped_;
   bool stopping_ = false;
   bool woken_ = false;
+  Coordinator* etcd_ = nullptr;  // While run() has one.
   std::thread thread_;
 };
 

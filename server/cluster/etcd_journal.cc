@@ -20,16 +20,16 @@ uint64_t JournalLink::start() const {
   return start_;
 }
 
-void JournalLink::set_waker(std::function<void()> waker) {
+void JournalLink::set_waker(Waker* waker) {
   std::lock_guard lock(mutex_);
-  waker_ = std::move(waker);
+  waker_ = waker;
 }
 
 // Under the lock, so the coordination thread cannot clear the waker (and free what it
 // wakes) while it runs; the waker only signals.
 void JournalLink::wake() {
   std::lock_guard lock(mutex_);
-  if (waker_) waker_();
+  if (waker_ != nullptr) waker_->wake();
 }
 
 void JournalLink::push(Append append) {
@@ -163,18 +163,22 @@ class DeliveredEntry final : public core::ApplyJournalEntry {
 
 }  // namespace
 
-EntrySink broker_sink(core::Broker& broker) {
-  return [&broker](uint64_t sequence, std::string records) {
-    auto* entry = new DeliveredEntry();
-    entry->sequence = sequence;
-    const auto* bytes = reinterpret_cast<const std::byte*>(records.data());
-    entry->records.assign(bytes, bytes + records.size());
-    broker.submit(*entry);
-  };
+void BrokerEntrySink::deliver(uint64_t sequence, std::string records) {
+  auto* entry = new DeliveredEntry();
+  entry->sequence = sequence;
+  const auto* bytes = reinterpret_cast<const std::byte*>(records.data());
+  entry->records.assign(bytes, bytes + records.size());
+  broker_.submit(*entry);
 }
 
-MetadataSync::MetadataSync(JournalLink& link, EntrySink sink, MetadataSyncOptions options)
-    : link_(link), sink_(std::move(sink)), options_(options) {}
+std::unique_ptr<core::MetadataJournal> EtcdJournalFactory::make(core::MetadataJournal& local,
+                                                                uint64_t sequence) {
+  link_.set_start(sequence);
+  return std::make_unique<EtcdJournal>(local, link_);
+}
+
+MetadataSync::MetadataSync(JournalLink& link, EntrySink& sink, MetadataSyncOptions options)
+    : link_(link), sink_(sink), options_(options) {}
 
 void MetadataSync::step(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced) {
   if (next_ == 0) next_ = link_.start() + 1;
@@ -295,7 +299,7 @@ void MetadataSync::deliver(const NodeAgent& agent) {
   for (;;) {
     const auto found = entries.find(agent.keys().meta_entry(next_));
     if (found == entries.end()) return;
-    sink_(next_, found->second.value);
+    sink_.deliver(next_, found->second.value);
     next_++;
   }
 }

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,6 +28,16 @@ namespace hark::server::cluster {
 //    every live node's applied/<id> reached its entry.
 class JournalLink {
  public:
+  // What a push wakes (the coordination thread). Called under the link's lock: it only
+  // signals.
+  class Waker {
+   public:
+    virtual void wake() = 0;
+
+   protected:
+    ~Waker() = default;
+  };
+
   struct Append {
     uint64_t sequence = 0;
     std::string records;
@@ -52,7 +61,7 @@ class JournalLink {
   void set_start(uint64_t sequence);
   uint64_t start() const;
   // Called (outside the lock) after each push, to end the coordination thread's wait.
-  void set_waker(std::function<void()> waker);
+  void set_waker(Waker* waker);
 
   // Shard 0.
   void push(Append append);
@@ -71,7 +80,7 @@ class JournalLink {
   mutable std::mutex mutex_;
   Work work_;
   uint64_t start_ = 0;
-  std::function<void()> waker_;
+  Waker* waker_ = nullptr;
 };
 
 class EtcdJournal final : public core::MetadataJournal, private core::JournalDone {
@@ -97,9 +106,34 @@ class EtcdJournal final : public core::MetadataJournal, private core::JournalDon
 
 // Where MetadataSync hands each entry etcd holds, in order (harkd: Broker::submit of an
 // ApplyJournalEntry).
-using EntrySink = std::function<void(uint64_t sequence, std::string records)>;
-// The sink that submits each entry to `broker` as an ApplyJournalEntry (failures logged).
-EntrySink broker_sink(core::Broker& broker);
+class EntrySink {
+ public:
+  virtual void deliver(uint64_t sequence, std::string records) = 0;
+
+ protected:
+  ~EntrySink() = default;
+};
+
+// Submits each entry to the broker as an ApplyJournalEntry (failures logged).
+class BrokerEntrySink final : public EntrySink {
+ public:
+  explicit BrokerEntrySink(core::Broker& broker) : broker_(broker) {}
+  void deliver(uint64_t sequence, std::string records) override;
+
+ private:
+  core::Broker& broker_;
+};
+
+// harkd's JournalFactory: an EtcdJournal over `link`, which learns where the local log stands.
+class EtcdJournalFactory final : public core::JournalFactory {
+ public:
+  explicit EtcdJournalFactory(JournalLink& link) : link_(link) {}
+  std::unique_ptr<core::MetadataJournal> make(core::MetadataJournal& local,
+                                              uint64_t sequence) override;
+
+ private:
+  JournalLink& link_;
+};
 
 struct MetadataSyncOptions {
   uint32_t self = 0;
@@ -112,7 +146,8 @@ struct MetadataSyncOptions {
 
 class MetadataSync {
  public:
-  MetadataSync(JournalLink& link, EntrySink sink, MetadataSyncOptions options);
+  // `link` and `sink` must outlive it.
+  MetadataSync(JournalLink& link, EntrySink& sink, MetadataSyncOptions options);
 
   // After each NodeAgent step (`synced`: it reached etcd). Appends are written (or refused
   // with feature_unavailable when etcd cannot be reached), new entries delivered, this node's
@@ -143,7 +178,7 @@ class MetadataSync {
                       const std::map<uint32_t, uint64_t>& applied) const;
 
   JournalLink& link_;
-  EntrySink sink_;
+  EntrySink& sink_;
   MetadataSyncOptions options_;
   uint64_t next_ = 0;       // The next entry to deliver; 0 until the first step.
   uint64_t applied_ = 0;    // This node's progress, as shard 0 reported it.

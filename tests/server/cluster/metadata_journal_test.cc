@@ -43,6 +43,8 @@ struct Node {
   uint32_t id = 0;
   std::string directory;
   JournalLink link;
+  EtcdJournalFactory factory{link};
+  std::unique_ptr<BrokerEntrySink> sink;
   std::unique_ptr<Coordinator> client;
   std::unique_ptr<NodeAgent> agent;
   std::unique_ptr<MetadataSync> sync;
@@ -72,11 +74,7 @@ class MetadataJournalTest : public ::testing::Test {
     core::BrokerOptions options;
     options.data_directory = node.directory;
     options.shards_count = 2;
-    options.journal = [&node](core::MetadataJournal& local, uint64_t sequence) {
-      node.link.set_start(sequence);
-      return std::unique_ptr<core::MetadataJournal>(
-          std::make_unique<EtcdJournal>(local, node.link));
-    };
+    options.journal = &node.factory;
     auto broker = core::Broker::start(options);
     EXPECT_TRUE(broker.ok());
     node.broker = std::move(broker).value();
@@ -86,8 +84,9 @@ class MetadataJournalTest : public ::testing::Test {
         AgentOptions{.cluster = "test",
                      .self = {.id = id, .client_address = "a", .link_address = "b", .shards = 2},
                      .lease_ttl_seconds = 5});
+    node.sink = std::make_unique<BrokerEntrySink>(*node.broker);
     node.sync = std::make_unique<MetadataSync>(
-        node.link, broker_sink(*node.broker),
+        node.link, *node.sink,
         MetadataSyncOptions{.self = id, .ack_timeout = std::chrono::seconds(5)});
     return node;
   }
