@@ -180,7 +180,7 @@ std::unique_ptr<core::MetadataJournal> EtcdJournalFactory::make(core::MetadataJo
 MetadataSync::MetadataSync(JournalLink& link, EntrySink& sink, MetadataSyncOptions options)
     : link_(link), sink_(sink), options_(options) {}
 
-void MetadataSync::step(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced) {
+void MetadataSync::step(Coordinator& etcd, NodeAgent& agent, Instant now, bool synced) {
   if (next_ == 0) next_ = link_.start() + 1;
   JournalLink::Work work = link_.take();
   applied_ = std::max(applied_, work.applied);
@@ -220,7 +220,7 @@ void MetadataSync::stop() {
 // The partitions it creates are asked for in the same transaction (the controller assigns
 // them), the ones it removes are no longer asked for; their assignments stay (docs/cluster.md
 // §Metadata: epochs only grow).
-void MetadataSync::write(Coordinator& etcd, const NodeAgent& agent, JournalLink::Append& append) {
+void MetadataSync::write(Coordinator& etcd, NodeAgent& agent, JournalLink::Append& append) {
   const Keys& keys = agent.keys();
   const std::string key = keys.meta_entry(append.sequence);
   Txn txn;
@@ -254,6 +254,7 @@ void MetadataSync::write(Coordinator& etcd, const NodeAgent& agent, JournalLink:
     return;
   }
   if (result->succeeded) {
+    agent.written(txn.success, result->revision);
     write_rest(etcd, agent, append, first);
     JournalLink::answer(*append.reactor, *append.done, {});
     return;
@@ -304,13 +305,15 @@ void MetadataSync::deliver(const NodeAgent& agent) {
   }
 }
 
-void MetadataSync::publish(Coordinator& etcd, const NodeAgent& agent) {
+void MetadataSync::publish(Coordinator& etcd, NodeAgent& agent) {
   const int64_t lease = agent.lease();
   if (lease == 0 || (applied_ == published_ && lease == published_lease_)) return;
   // On the node's lease: a node that is gone stops counting.
-  if (!etcd.put(agent.keys().applied_by(options_.self), std::to_string(applied_), lease).ok()) {
-    return;  // Retried at the next step.
-  }
+  std::vector<TxnOp> put = {
+      TxnOp::put(agent.keys().applied_by(options_.self), std::to_string(applied_), lease)};
+  const Result<int64_t> revision = etcd.put(put[0].key, put[0].value, lease);
+  if (!revision.ok()) return;  // Retried at the next step.
+  agent.written(put, *revision);
   published_ = applied_;
   published_lease_ = lease;
 }

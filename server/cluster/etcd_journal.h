@@ -152,7 +152,7 @@ class MetadataSync {
   // After each NodeAgent step (`synced`: it reached etcd). Appends are written (or refused
   // with feature_unavailable when etcd cannot be reached), new entries delivered, this node's
   // progress published, waits answered.
-  void step(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced);
+  void step(Coordinator& etcd, NodeAgent& agent, Instant now, bool synced);
   // Leaving: answers what is queued (appends refused, waits answered as they are).
   void stop();
   // True while a command waits for other nodes: the caller steps again soon (a short watch),
@@ -165,11 +165,11 @@ class MetadataSync {
     Instant deadline;
   };
 
-  void write(Coordinator& etcd, const NodeAgent& agent, JournalLink::Append& append);
+  void write(Coordinator& etcd, NodeAgent& agent, JournalLink::Append& append);
   void write_rest(Coordinator& etcd, const NodeAgent& agent, const JournalLink::Append& append,
                   size_t from);
   void deliver(const NodeAgent& agent);
-  void publish(Coordinator& etcd, const NodeAgent& agent);
+  void publish(Coordinator& etcd, NodeAgent& agent);
   void answer_waits(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced);
   // applied/<id> of every node, read from etcd (the mirror's copy if etcd does not answer).
   std::map<uint32_t, uint64_t> read_applied(Coordinator& etcd, const NodeAgent& agent) const;
