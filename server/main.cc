@@ -316,7 +316,7 @@ Result<InstanceLock> lock_instance(const ServerOptions& options, const io::Socke
   std::string why;
   Result<InstanceLock> lock = InstanceLock::acquire(options.data_directory, why);
   Status port = ok_status();
-  if (lock.ok() && address.port() != 0) port = lock->lock_port(address.port(), why);
+  if (lock.ok() && address.port() != 0) port = lock->lock_port(address, why);
   if (!lock.ok() || !port.ok()) {
     HARK_LOG_ERROR("%s", why.c_str());
     return lock.ok() ? port.error() : lock.error();
@@ -432,7 +432,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   }
   const io::SocketAddress bound = *io::local_address(listeners->front());
   std::string why;
-  if (address->port() == 0 && !instance->lock_port(bound.port(), why).ok()) {
+  if (address->port() == 0 && !instance->lock_port(bound, why).ok()) {
     HARK_LOG_ERROR("%s", why.c_str());
     for (const int fd : *listeners) ::close(fd);
     return 1;

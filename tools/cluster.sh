@@ -48,10 +48,10 @@ start_etcd() {
     --logger zap --log-outputs "$data/etcd/etcd.log" >/dev/null 2>&1 &
   echo $! >"$data/etcd.pid"
   local ctl=(env ETCDCTL_API=3 etcdctl --endpoints="$etcd_url")
-  if ! wait_for "${ctl[@]}" --user "root:root-secret" endpoint health &&
-     ! wait_for "${ctl[@]}" endpoint health; then
+  local probe=("${ctl[@]}")
+  [[ -f $data/etcd/auth-enabled ]] && probe+=(--user root:root-secret)
+  wait_for "${probe[@]}" endpoint health ||
     die "etcd did not answer on $etcd_url (log: $data/etcd/etcd.log)"
-  fi
   [[ -f $data/etcd/auth-enabled ]] && return
   # A fresh etcd: root, and a user for harkd limited to /hark/ (docs/cluster.md §etcd auth).
   "${ctl[@]}" user add root:root-secret >/dev/null

@@ -21,7 +21,7 @@ cli() { local id=$1; shift; "$HARK" --address "127.0.0.1$id:$CLUSTER_PORT" "$@";
 cleanup() { "$script" down >/dev/null 2>&1; rm -rf "$CLUSTER_DATA"; }
 trap cleanup EXIT
 
-"$script" up || { fail "up"; tail -20 "$CLUSTER_DATA"/node*.log; exit 1; }
+"$script" up || { fail "up"; for f in "$CLUSTER_DATA"/node*.log; do echo "== $f"; tail -n 20 "$f"; done; exit 1; }
 for id in 1 2 3; do cli "$id" ping >/dev/null || fail "node $id does not answer after up"; done
 cli 1 stream create alpha >/dev/null || fail "create via node 1"
 cli 3 stream list | grep -q alpha || fail "node 3 does not list what node 1 created"
