@@ -10,7 +10,20 @@ bin=${1:?bin dir}
 export HARKD=$bin/harkd HARK=$bin/hark
 export CLUSTER_DATA
 CLUSTER_DATA=$(mktemp -d /tmp/hark-cluster-script.XXXXXX)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A port nothing listens on at 127.0.0.1 and .11-.13 (and the one above it, etcd's peer port).
+free_port() {
+  local port host
+  for _ in $(seq 100); do
+    port=$((20000 + RANDOM % 30000))
+    for host in 127.0.0.1 127.0.0.11 127.0.0.12 127.0.0.13; do
+      (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null && continue 2
+      (exec 3<>"/dev/tcp/$host/$((port + 1))") 2>/dev/null && continue 2
+    done
+    echo "$port"
+    return 0
+  done
+  return 1
+}
 export CLUSTER_PORT CLUSTER_ETCD_PORT
 CLUSTER_PORT=$(free_port)
 CLUSTER_ETCD_PORT=$(free_port)
