@@ -20,6 +20,7 @@ enum class Refusal : uint8_t {
   heartbeat,      // Sent nothing for heartbeat.interval × 1.2 with no request being answered.
   tls_failure,    // A failed TLS handshake or record (not TLS, a bad certificate, garbage).
 };
+inline constexpr size_t refusals_count = static_cast<size_t>(Refusal::tls_failure) + 1;
 
 // How often each Refusal happened, and how often a connection paused its receive (the
 // client sent limits' read-ahead past the request in flight), over every shard. Relaxed
@@ -38,7 +39,7 @@ class ConnectionCounters {
 
  private:
   static constexpr size_t index(Refusal refusal) { return static_cast<size_t>(refusal); }
-  std::atomic<uint64_t> counts_[7] = {};
+  std::atomic<uint64_t> counts_[refusals_count] = {};
   std::atomic<uint64_t> receive_paused_{0};
 };
 

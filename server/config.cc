@@ -125,6 +125,15 @@ std::string apply_bool(bool& target, std::string_view key, std::string_view valu
   return {};
 }
 
+// A file harkd reads later (a certificate, a CA): checked readable now, so a typo is a start-up
+// error naming the key rather than a failure at the first use. "" clears it.
+std::string apply_readable_file(std::string& target, std::string_view key, std::string_view value) {
+  if (!value.empty() && !std::ifstream(std::string(value)))
+    return bad(key, value, "a readable file");
+  target = std::string(value);
+  return {};
+}
+
 // "a, b,c" → {"a", "b", "c"}; "" → {}. Entries are 1..255 bytes (a user or stream name, an id,
 // or "*").
 std::optional<std::vector<std::string>> parse_name_list(std::string_view text) {
@@ -550,6 +559,24 @@ const Setting settings[] = {
        return {};
      },
      [](const ServerOptions& o) { return toml_string(o.etcd_password_file); }},
+    {"cluster.etcd_ca_file", "--etcd-ca-file", "HARK_ETCD_CA_FILE", "",
+     "the CA file that signed etcd's certificate, for https:// endpoints (empty: the system's)",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       return apply_readable_file(o.etcd_ca_file, "cluster.etcd_ca_file", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.etcd_ca_file); }},
+    {"cluster.etcd_cert_file", "--etcd-cert-file", "HARK_ETCD_CERT_FILE", "",
+     "the client certificate harkd shows an etcd that runs with --client-cert-auth",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       return apply_readable_file(o.etcd_cert_file, "cluster.etcd_cert_file", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.etcd_cert_file); }},
+    {"cluster.etcd_key_file", "--etcd-key-file", "HARK_ETCD_KEY_FILE", "",
+     "the key of cluster.etcd_cert_file",
+     [](ServerOptions& o, std::string_view v) -> std::string {
+       return apply_readable_file(o.etcd_key_file, "cluster.etcd_key_file", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.etcd_key_file); }},
     {"cluster.lease_ttl", "--cluster-lease-ttl", "HARK_CLUSTER_LEASE_TTL", "",
      "how long a silent node stays a member (its etcd lease; kept alive every third of it)",
      [](ServerOptions& o, std::string_view v) -> std::string {
@@ -767,6 +794,23 @@ std::string split_flags(std::span<const char* const> args, std::vector<FlagValue
   return {};
 }
 
+// etcd's client certificate and its key go together; TLS settings without an https:// endpoint
+// would be silently unused.
+std::string check_etcd_tls(const ServerOptions& options) {
+  if (options.etcd_cert_file.empty() != options.etcd_key_file.empty()) {
+    return "cluster.etcd_cert_file and cluster.etcd_key_file go together (--etcd-cert-file FILE "
+           "--etcd-key-file FILE)";
+  }
+  const bool any_tls = !options.etcd_ca_file.empty() || !options.etcd_cert_file.empty();
+  const auto is_https = [](const std::string& url) { return url.starts_with("https://"); };
+  if (any_tls &&
+      !std::any_of(options.etcd_endpoints.begin(), options.etcd_endpoints.end(), is_https)) {
+    return "cluster.etcd_ca_file, etcd_cert_file and etcd_key_file need https:// etcd endpoints "
+           "(cluster.etcd, --etcd)";
+  }
+  return {};
+}
+
 // TLS needs both files; harkd makes no certificate of its own (Iggy's self_signed).
 std::string check_tls(const ServerOptions& options) {
   if (!options.tls_enabled) return {};
@@ -886,6 +930,7 @@ ParsedFlags load_config(std::span<const char* const> args, std::span<const char*
     if (flag.name == "--tls-cert" || flag.name == "--tls-key") parsed.options.tls_enabled = true;
   }
   error = check_tls(parsed.options);
+  if (error.empty()) error = check_etcd_tls(parsed.options);
   if (!error.empty()) return failed(std::move(error));
   error = check_classic_wait_scope(parsed.options);
   if (!error.empty()) return failed(std::move(error));

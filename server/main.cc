@@ -185,6 +185,7 @@ std::string scrape(core::Broker& broker, const Server& server, const ServerOptio
                            .durability = durability_name(options.durability),
                            .shards = options.shards_count,
                            .connections = server.connections_count(),
+                           .shard_connections = server.connections_per_shard(),
                            .migrations = server.migrations(),
                            .migrations_refused = server.migrations_refused(),
                            .start_time_seconds = static_cast<double>(server.started_at()) / 1e6,
@@ -277,7 +278,10 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
   settings.entries = &entries;
   settings.etcd = {.endpoints = options.etcd_endpoints,
                    .user = options.etcd_user,
-                   .password = options.etcd_password};
+                   .password = options.etcd_password,
+                   .ca_file = options.etcd_ca_file,
+                   .cert_file = options.etcd_cert_file,
+                   .key_file = options.etcd_key_file};
   settings.agent = {
       .cluster = options.cluster_name,
       .self = {.id = options.node_id,

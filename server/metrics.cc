@@ -81,12 +81,19 @@ void write_process(TextWriter& out, const MetricsSnapshot& s) {
 
 void write_connections(TextWriter& out, const MetricsSnapshot& s) {
   out.one("hark_connections", "gauge", "Open client connections, all shards", s.connections);
+  out.family("hark_shard_connections", "gauge", "Open client connections per shard");
+  for (size_t shard = 0; shard < s.shard_connections.size(); ++shard) {
+    out.sample("hark_shard_connections", absl::StrFormat("{shard=\"%u\"}", shard),
+               uint64_t{s.shard_connections[shard]});
+  }
   out.one("hark_connection_migrations_total", "counter",
           "Connections moved to the shard owning their partition", s.migrations);
   out.one("hark_connection_migrations_refused_total", "counter",
           "Migrations that ended in a close instead", s.migrations_refused);
-  static constexpr std::array<std::string_view, 6> reasons = {
-      "per_address", "evicted", "login_timeout", "write_timeout", "no_files", "heartbeat"};
+  // server/admission.h's Refusal order.
+  static constexpr std::array<std::string_view, refusals_count> reasons = {
+      "per_address", "evicted",   "login_timeout", "write_timeout",
+      "no_files",    "heartbeat", "tls_failure"};
   out.family("hark_connections_closed_total", "counter",
              "Connections harkd refused or closed, by reason (docs/operations.md Connections)");
   for (size_t i = 0; i < reasons.size(); ++i) {
@@ -115,6 +122,12 @@ void write_waits(TextWriter& out, const core::BrokerStats& s) {
           w.rejected_full);
   out.one("hark_polls_reparked_total", "counter", "Woken polls that found nothing and parked again",
           s.reparked);
+  out.one("hark_polls_reevaluated_total", "counter",
+          "Woken polls the owner could not answer with data at once (evaluated again)",
+          s.reevaluated);
+  out.one("hark_wait_registrations_swept_total", "counter",
+          "Registrations of ended polls handed back by the owner's sweep (zombies)",
+          w.zombies_swept);
   out.one("hark_notify_conditions_evaluated_total", "counter", "Notification conditions evaluated",
           w.conditions_evaluated);
   out.one("hark_notify_reports_total", "counter", "Lag changes reported to waiting WaitForLag",

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hark/core/broker/stats.h"
+#include "hark/server/admission.h"
 
 namespace hark::server {
 
@@ -26,11 +28,11 @@ struct MetricsSnapshot {
   std::string_view durability;  // storage.durability, the commit histogram's label.
   uint32_t shards = 0;
   uint32_t connections = 0;
+  std::vector<uint32_t> shard_connections;  // Open connections per shard, shard 0 first.
   uint64_t migrations = 0;
   uint64_t migrations_refused = 0;
-  // ConnectionCounters: refused_per_address, evicted, login_timeout, write_timeout, no_files,
-  // heartbeat (server/admission.h's Refusal order).
-  std::array<uint64_t, 6> refusals{};
+  // ConnectionCounters, in server/admission.h's Refusal order.
+  std::array<uint64_t, refusals_count> refusals{};
   uint64_t receive_paused = 0;
   double start_time_seconds = 0;  // Since the epoch.
   uint64_t resident_bytes = 0;

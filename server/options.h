@@ -126,6 +126,11 @@ struct ServerOptions {
   std::string etcd_user;
   std::string etcd_password;
   std::string etcd_password_file;  // Where etcd_password was read from (printed instead).
+  // TLS to etcd (https:// endpoints): a CA file, and a client certificate and key (both or
+  // neither) for an etcd started with --client-cert-auth.
+  std::string etcd_ca_file;
+  std::string etcd_cert_file;
+  std::string etcd_key_file;
   Duration cluster_lease_ttl = std::chrono::seconds(5);
   // HOST:PORT other nodes reach this node's links on (registered; links are not served yet).
   std::string node_link_address;

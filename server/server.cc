@@ -114,10 +114,13 @@ Server::~Server() {
   }
 }
 
+std::vector<uint32_t> Server::connections_per_shard() const {
+  return shared_.clients.count_by_shard(static_cast<uint32_t>(shards_.size()));
+}
+
 std::string Server::connections_by_shard() const {
   std::string text;
-  for (const uint32_t count :
-       shared_.clients.count_by_shard(static_cast<uint32_t>(shards_.size()))) {
+  for (const uint32_t count : connections_per_shard()) {
     if (!text.empty()) text += '/';
     text += std::to_string(count);
   }

@@ -52,7 +52,8 @@ class Server final : public core::ShardHooks, public cluster::ViewSink {
 
   // Open client connections over every shard (any thread).
   uint32_t connections_count() const { return shared_.clients.count(); }
-  // Open client connections per shard, "3/1" (any thread).
+  // Open client connections per shard, as numbers and as "3/1" (any thread).
+  std::vector<uint32_t> connections_per_shard() const;
   std::string connections_by_shard() const;
   // Connections migrated to their partition's owner shard, and migrations abandoned for a
   // close (any thread).

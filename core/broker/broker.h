@@ -48,6 +48,13 @@ class ShardHooks {
 // (storage/partition_log.h). For an embedder's open-file budget (BrokerOptions::partitions_max).
 inline constexpr uint32_t files_per_partition = 7;
 
+// The default of BrokerOptions::stats_step_max. A shard reads its ring (its clients' requests)
+// between at most io::Reactor::passes_max (4) steps, and a partition costs a scrape about 1 µs,
+// so steps of 64 keep a request's wait behind a scrape under about half a millisecond however
+// many partitions the shard owns (256: about 1 ms; docs/bench.md §Metrics), while a step
+// still does enough to make its re-post (one Inbox push) negligible.
+inline constexpr uint32_t stats_step_default = 64;
+
 struct BrokerOptions {
   // Partitions live in <data_directory>/streams/<s>/topics/<t>/partitions/<p>.
   std::string data_directory = "data";
@@ -68,6 +75,10 @@ struct BrokerOptions {
   storage::LogOptions log;
   // How often owners apply retention to their partitions.
   Duration retention_interval = std::chrono::seconds(10);
+  // GetStats (the stats line, get_stats, /metrics) walks the partitions a shard owns in steps
+  // of at most this many partitions and stored offsets, each step a task queued behind the
+  // shard's other work, so a scrape never holds a shard for more than one step (0 counts as 1).
+  uint32_t stats_step_max = stats_step_default;
   io::ReactorOptions reactor;
   ShardHooks* hooks = nullptr;  // Optional; must outlive the broker.
   // Where metadata is journaled (core/broker/metadata_journal.h). Null: <data>/metadata.log

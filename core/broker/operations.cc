@@ -40,14 +40,14 @@ void add_appends(AppendCounters& sum, const AppendCounters& shard) {
   sum.commit_latency.add(shard.commit_latency);
 }
 
-// One shard's part of GetStats: its counters, its partitions and (shard 0) the catalog's.
+// One shard's counters and (shard 0) the catalog's figures, at GetStats' first step there;
+// its partitions follow in steps (GetStats::walk_step).
 void add_shard_figures(BrokerStats& stats, BrokerShard& shard) {
   add_counters(stats.waits, shard.waits().counters());
   add_appends(stats.appends, shard.append_counters());
   stats.eventfd_writes += shard.reactor().counters().wakes_sent;
   stats.reevaluated += shard.poll_counters().reevaluated;
   stats.reparked += shard.poll_counters().reparked;
-  shard.add_partition_figures(stats);
   if (shard.id() != ShardId(0)) return;
   for (const auto& [stream_id, stream_entry] : shard.catalog().streams) {
     stats.streams++;
@@ -494,25 +494,44 @@ void finish_lags(const internal::SeriesGather& gather, MetricSeries& series) {
 
 }  // namespace
 
-void GetStats::step(BrokerShard& shard) {
-  if (Flow::stage(*this) == Stage::start) {
-    shard.expect_on(Flow::home(*this));
-    stats = BrokerStats{};
-    series = MetricSeries{};
-    // Control plane, and only when series are asked for (GetStats from a client asks none).
-    if (limits.partitions > 0 || limits.consumers > 0) {
-      gather_ = std::make_unique<internal::SeriesGather>();
-    }
-    if (shard.id() != ShardId(0)) {
-      Flow::go_to(*this, shard, ShardId(0), Stage::stats_visit);
-      return;
-    }
+bool GetStats::start(BrokerShard& shard) {
+  shard.expect_on(Flow::home(*this));
+  stats = BrokerStats{};
+  series = MetricSeries{};
+  // Control plane, and only when series are asked for (GetStats from a client asks none).
+  gather_.reset();
+  if (limits.partitions > 0 || limits.consumers > 0) {
+    gather_ = std::make_unique<internal::SeriesGather>();
   }
+  if (shard.id() == ShardId(0)) return true;
+  Flow::go_to(*this, shard, ShardId(0), Stage::stats_visit);
+  return false;
+}
+
+bool GetStats::walk_step(BrokerShard& shard) {
+  return shard.walk_partitions(walked_, shard.options().stats_step_max,
+                               [&](const internal::Partition& partition) {
+                                 BrokerShard::add_partition_figures(partition, stats);
+                                 if (!gather_) return uint32_t{1};
+                                 return 1 + shard.add_series(partition, limits, *gather_, series);
+                               });
+}
+
+void GetStats::step(BrokerShard& shard) {
+  const Stage stage = Flow::stage(*this);
+  if (stage == Stage::start && !start(shard)) return;
   // The tour is in shard order: the shard visited is the next one (0 first).
-  HARK_ASSERT(Flow::stage(*this) == Stage::start || Flow::stage(*this) == Stage::stats_visit);
+  HARK_ASSERT(stage == Stage::start || stage == Stage::stats_visit || stage == Stage::stats_walk);
   HARK_ASSERT(shard.id().value() < shard.broker().shards_count());
-  add_shard_figures(stats, shard);
-  if (gather_) shard.add_series(limits, *gather_, series);
+  if (stage != Stage::stats_walk) {
+    add_shard_figures(stats, shard);
+    walked_.reset();
+  }
+  // Behind what the shard has queued meanwhile (Reactor::post to itself: its next pass).
+  if (!walk_step(shard)) {
+    Flow::go_to(*this, shard, shard.id(), Stage::stats_walk);
+    return;
+  }
   const uint32_t next = shard.id().value() + 1;
   if (next < shard.broker().shards_count()) {
     Flow::go_to(*this, shard, ShardId(next), Stage::stats_visit);

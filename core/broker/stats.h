@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hark/core/base/histogram.h"
 #include "hark/core/broker/operation.h"
+#include "hark/core/partition_key.h"
 #include "hark/core/wait/wait_shard.h"
 
 namespace hark::core {
@@ -80,7 +82,11 @@ struct SeriesGather;
 }  // namespace internal
 
 // A tour of every shard: each adds its counters (and, with `limits`, its partitions' series)
-// on its own thread, then hands the operation to the next one.
+// on its own thread, then hands the operation to the next one. A shard walks its partitions in
+// key order, in steps of at most BrokerOptions::stats_step_max partitions and stored offsets,
+// each queued behind the shard's other work: the tour never holds a shard for longer than one
+// step. A partition created or deleted while its owner is being walked may be missed or
+// counted, never counted twice (the walk resumes after the last key it visited).
 class GetStats : public Operation {
  public:
   GetStats();
@@ -92,6 +98,12 @@ class GetStats : public Operation {
 
  private:
   void step(internal::BrokerShard& shard) override;
+  // The first step, at home: false if it went on to shard 0.
+  bool start(internal::BrokerShard& shard);
+  // One step of `shard`'s partitions: true once it visited the last.
+  bool walk_step(internal::BrokerShard& shard);
+  // The last partition of the shard being walked that a step visited; none before its first.
+  std::optional<PartitionKey> walked_;
   // The tour's working state for the series (control plane: allocated per call).
   std::unique_ptr<internal::SeriesGather> gather_;
 };

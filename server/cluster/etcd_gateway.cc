@@ -283,8 +283,18 @@ Result<long> EtcdGateway::Impl::post(CURL* handle, const std::string& url, const
   curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, millis(timeout));
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, millis(options.connect_timeout));
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+  if (!options.ca_file.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, options.ca_file.c_str());
+  if (!options.cert_file.empty()) {
+    curl_easy_setopt(handle, CURLOPT_SSLCERT, options.cert_file.c_str());
+    curl_easy_setopt(handle, CURLOPT_SSLKEY, options.key_file.c_str());
+  }
+  // curl's own words for a failure ("SSL certificate problem: unable to get local issuer
+  // certificate"), which curl_easy_strerror's generic text lacks.
+  char detail[CURL_ERROR_SIZE] = {};
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, detail);
   bool interrupted = false;
   const CURLcode code = perform(handle, interrupted);
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
   curl_slist_free_all(list);
   if (interrupted) {
     static_cast<WatchRead*>(out)->done = true;  // Nothing read: an empty batch.
@@ -296,7 +306,7 @@ Result<long> EtcdGateway::Impl::post(CURL* handle, const std::string& url, const
   const bool watch_end =
       write == append_watch && (code == CURLE_WRITE_ERROR || code == CURLE_OPERATION_TIMEDOUT);
   if (code != CURLE_OK && !(watch_end && status != 0)) {
-    last_error = url + ": " + curl_easy_strerror(code);
+    last_error = url + ": " + (detail[0] != 0 ? detail : curl_easy_strerror(code));
     return Error::cannot_establish_connection;
   }
   return status;

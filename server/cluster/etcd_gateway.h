@@ -18,6 +18,12 @@ struct GatewayOptions {
   // call, authenticating again when etcd says the token expired.
   std::string user;
   std::string password;
+  // TLS to etcd (https:// endpoints; docs/cluster.md §TLS to etcd): the CA that signed etcd's
+  // certificate (empty: the system's trust store), and the client certificate and key etcd
+  // asks for under --client-cert-auth (both or neither).
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
   Duration request_timeout = std::chrono::seconds(2);
   Duration connect_timeout = std::chrono::seconds(1);
 };

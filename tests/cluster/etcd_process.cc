@@ -49,38 +49,54 @@ EtcdProcess::~EtcdProcess() {
 }
 
 std::string EtcdProcess::etcdctl(const std::string& arguments, bool as_root) {
-  const std::string command = "ETCDCTL_API=3 etcdctl --endpoints=" + url_ +
+  const std::string tls =
+      tls_ == nullptr
+          ? ""
+          : " --cacert=" + tls_->ca + " --cert=" + tls_->client_cert + " --key=" + tls_->client_key;
+  const std::string command = "ETCDCTL_API=3 etcdctl --endpoints=" + url_ + tls +
                               (as_root ? " --user=root:root-secret " : " ") + arguments +
                               " >/dev/null 2>&1";
   return std::system(command.c_str()) == 0 ? "" : "failed: " + command;
 }
 
-std::string EtcdProcess::start() {
+std::vector<std::string> EtcdProcess::arguments(const std::string& client,
+                                                const std::string& peer) const {
+  std::vector<std::string> args = {"/usr/bin/etcd",
+                                   "--name",
+                                   "t",
+                                   "--data-dir",
+                                   directory_ + "/data",
+                                   "--listen-client-urls",
+                                   client,
+                                   "--advertise-client-urls",
+                                   client,
+                                   "--listen-peer-urls",
+                                   peer,
+                                   "--initial-advertise-peer-urls",
+                                   peer,
+                                   "--initial-cluster",
+                                   "t=" + peer,
+                                   "--logger",
+                                   "zap",
+                                   "--log-outputs",
+                                   directory_ + "/etcd.log"};
+  if (tls_ != nullptr) {
+    args.insert(args.end(), {"--cert-file", tls_->cert, "--key-file", tls_->key,
+                             "--trusted-ca-file", tls_->ca, "--client-cert-auth"});
+  }
+  return args;
+}
+
+std::string EtcdProcess::start(const Tls* tls) {
+  tls_ = tls;
   std::string pattern = (std::filesystem::temp_directory_path() / "hark-etcd-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) return "mkdtemp failed";
   directory_ = pattern;
-  const std::string client = "http://127.0.0.1:" + std::to_string(free_port());
+  const std::string client = (tls == nullptr ? "http://" : "https://") + std::string("127.0.0.1:") +
+                             std::to_string(free_port());
   const std::string peer = "http://127.0.0.1:" + std::to_string(free_port());
   url_ = client;
-  const std::vector<std::string> args = {"/usr/bin/etcd",
-                                         "--name",
-                                         "t",
-                                         "--data-dir",
-                                         directory_ + "/data",
-                                         "--listen-client-urls",
-                                         client,
-                                         "--advertise-client-urls",
-                                         client,
-                                         "--listen-peer-urls",
-                                         peer,
-                                         "--initial-advertise-peer-urls",
-                                         peer,
-                                         "--initial-cluster",
-                                         "t=" + peer,
-                                         "--logger",
-                                         "zap",
-                                         "--log-outputs",
-                                         directory_ + "/etcd.log"};
+  const std::vector<std::string> args = arguments(client, peer);
   pid_ = ::fork();
   if (pid_ == 0) {
     std::vector<char*> argv;
@@ -90,7 +106,13 @@ std::string EtcdProcess::start() {
     ::_exit(127);
   }
   if (pid_ < 0) return "fork failed";
-  auto probe = *server::cluster::EtcdGateway::create({.endpoints = {url_}});
+  server::cluster::GatewayOptions probing{.endpoints = {url_}};
+  if (tls != nullptr) {
+    probing.ca_file = tls->ca;
+    probing.cert_file = tls->client_cert;
+    probing.key_file = tls->client_key;
+  }
+  auto probe = *server::cluster::EtcdGateway::create(probing);
   if (!wait_until([&] { return probe->range("/", false).ok(); })) {
     return "etcd did not answer on " + url_ + " (log: " + directory_ + "/etcd.log)";
   }

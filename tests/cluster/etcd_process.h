@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -13,13 +14,23 @@ namespace hark::test {
 // directory. SIGKILL on failure paths only.
 class EtcdProcess {
  public:
+  // TLS on the client URL (https://), etcd asking every client for a certificate signed by
+  // `ca` (--client-cert-auth): docs/cluster.md §TLS to etcd in production, as a test.
+  struct Tls {
+    std::string ca;           // The CA that signed both certificates.
+    std::string cert, key;    // etcd's, for 127.0.0.1.
+    std::string client_cert;  // The client's (harkd, etcdctl).
+    std::string client_key;
+  };
+
   EtcdProcess() = default;
   ~EtcdProcess();
   EtcdProcess(const EtcdProcess&) = delete;
   EtcdProcess& operator=(const EtcdProcess&) = delete;
 
-  // Empty on success, else what failed.
-  std::string start();
+  // Empty on success, else what failed. With `tls`, the client URL is https:// and the files
+  // must outlive the process.
+  std::string start(const Tls* tls = nullptr);
   const std::string& url() const { return url_; }
   static constexpr const char* user = "harkd";
   static constexpr const char* password = "harkd-secret";
@@ -27,6 +38,9 @@ class EtcdProcess {
   std::string etcdctl(const std::string& arguments, bool as_root);
 
  private:
+  std::vector<std::string> arguments(const std::string& client, const std::string& peer) const;
+
+  const Tls* tls_ = nullptr;
   pid_t pid_ = -1;
   std::string directory_;
   std::string url_;

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hark/server/cluster/etcd_gateway.h"
+#include "hark/tests/e2e/tls_certs.h"
 #include "hark/tests/support/wait_until.h"
 #include "local_cluster.h"
 
@@ -49,6 +51,45 @@ TEST(HarkdCluster, MembersListEachOtherAndALapsedNodeDropsOut) {
   EXPECT_TRUE(nodes[1]->stop().clean());
   EXPECT_TRUE(wait_until([&] { return members(*one) == 1; }, std::chrono::seconds(1)));
   EXPECT_TRUE(nodes[0]->stop().clean());
+}
+
+// harkd reaches an etcd that requires TLS client certificates with --etcd-ca-file,
+// --etcd-cert-file and --etcd-key-file: it registers (its key appears under nodes/).
+TEST(HarkdCluster, RegistersThroughAnEtcdThatRequiresClientCertificates) {
+  const std::string directory = ::testing::TempDir();
+  TestCa ca(directory);
+  const CertFiles server = ca.issue("etcd-e2e", {"IP:127.0.0.1"});
+  const CertFiles client = ca.issue_without_common_name("harkd-e2e", {"harkd"});
+  const EtcdProcess::Tls tls{.ca = ca.ca_file(),
+                             .cert = server.cert,
+                             .key = server.key,
+                             .client_cert = client.cert,
+                             .client_key = client.key};
+  EtcdProcess etcd;
+  ASSERT_EQ(etcd.start(&tls), "");
+  HarkdProcess node;
+  HarkdProcess::Options options;
+  options.harkd_path = HARK_HARKD_PATH;
+  options.extra_args = {"--etcd",           etcd.url(),
+                        "--etcd-user",      EtcdProcess::user,
+                        "--etcd-password",  EtcdProcess::password,
+                        "--etcd-ca-file",   ca.ca_file(),
+                        "--etcd-cert-file", client.cert,
+                        "--etcd-key-file",  client.key,
+                        "--node-id",        "1",
+                        "--cluster-name",   "tls"};
+  ASSERT_TRUE(node.start(options)) << node.error_text() << node.stderr_tail();
+  auto reader = *server::cluster::EtcdGateway::create({.endpoints = {etcd.url()},
+                                                       .user = EtcdProcess::user,
+                                                       .password = EtcdProcess::password,
+                                                       .ca_file = ca.ca_file(),
+                                                       .cert_file = client.cert,
+                                                       .key_file = client.key});
+  EXPECT_TRUE(wait_until([&] {
+    const auto nodes = reader->range("/hark/tls/nodes/", true);
+    return nodes.ok() && nodes->kvs.size() == 1;
+  })) << node.stderr_tail();
+  EXPECT_TRUE(node.stop().clean());
 }
 
 }  // namespace

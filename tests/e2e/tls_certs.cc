@@ -33,8 +33,8 @@ bool add_extension(X509* cert, X509* issuer, int nid, const std::string& value) 
   return added;
 }
 
-// A certificate for `key` named `common_name`, issued by `issuer` (self-issued when null); the
-// caller adds its extensions and signs it.
+// A certificate for `key` named `common_name` (empty: a subject without one), issued by `issuer`
+// (self-issued when null); the caller adds its extensions and signs it.
 Cert make_cert(EVP_PKEY* key, const std::string& common_name, X509* issuer,
                std::chrono::seconds from, std::chrono::seconds until, long serial) {
   Cert cert(X509_new());
@@ -44,9 +44,11 @@ Cert make_cert(EVP_PKEY* key, const std::string& common_name, X509* issuer,
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), static_cast<long>(until.count()));
   X509_set_pubkey(cert.get(), key);
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>(common_name.c_str()), -1, -1,
-                             0);
+  if (!common_name.empty()) {
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>(common_name.c_str()), -1, -1,
+                               0);
+  }
   X509_set_issuer_name(cert.get(), issuer != nullptr ? X509_get_subject_name(issuer) : name);
   X509* signer = issuer != nullptr ? issuer : cert.get();
   EXPECT_TRUE(add_extension(cert.get(), signer, NID_subject_key_identifier, "hash"));
@@ -89,6 +91,17 @@ TestCa::~TestCa() {
 
 CertFiles TestCa::issue(const std::string& file_stem, const std::vector<std::string>& names,
                         std::chrono::seconds from, std::chrono::seconds until) {
+  return issue_named(file_stem, names, names.empty() ? "none" : names.front(), from, until);
+}
+
+CertFiles TestCa::issue_without_common_name(const std::string& file_stem,
+                                            const std::vector<std::string>& names) {
+  return issue_named(file_stem, names, "", std::chrono::hours(-1), std::chrono::hours(24));
+}
+
+CertFiles TestCa::issue_named(const std::string& file_stem, const std::vector<std::string>& names,
+                              const std::string& common_name, std::chrono::seconds from,
+                              std::chrono::seconds until) {
   const Key key(EVP_EC_gen("P-256"));
   EXPECT_NE(key, nullptr);
   if (key == nullptr || cert_ == nullptr) return {};
@@ -97,10 +110,11 @@ CertFiles TestCa::issue(const std::string& file_stem, const std::vector<std::str
     if (!alt_names.empty()) alt_names += ",";
     alt_names += name.starts_with("IP:") ? name : "DNS:" + name;
   }
-  Cert cert =
-      make_cert(key.get(), names.empty() ? "none" : names.front(), cert_, from, until, ++serial_);
+  Cert cert = make_cert(key.get(), common_name, cert_, from, until, ++serial_);
   EXPECT_TRUE(add_extension(cert.get(), cert_, NID_subject_alt_name, alt_names));
-  EXPECT_TRUE(add_extension(cert.get(), cert_, NID_ext_key_usage, "serverAuth"));
+  // Both uses: the same certificate may identify a server or a client (etcd under
+  // --client-cert-auth also dials itself with its server certificate).
+  EXPECT_TRUE(add_extension(cert.get(), cert_, NID_ext_key_usage, "serverAuth,clientAuth"));
   EXPECT_GT(X509_sign(cert.get(), key_, EVP_sha256()), 0);
   CertFiles files{.cert = directory_ + "/" + file_stem + ".pem",
                   .key = directory_ + "/" + file_stem + ".key"};

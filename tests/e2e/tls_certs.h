@@ -27,14 +27,24 @@ class TestCa {
   TestCa& operator=(const TestCa&) = delete;
 
   const std::string& ca_file() const { return ca_.cert; }
-  // A server certificate for `names` (DNS names, or IP addresses as "IP:127.0.0.1"), valid
-  // from now + `from` to now + `until` (negative: in the past), signed by this CA.
+  // A certificate for `names` (DNS names, or IP addresses as "IP:127.0.0.1"), the first one
+  // its CommonName, for a server or a client, valid from now + `from` to now + `until`
+  // (negative: in the past), signed by this CA.
   CertFiles issue(const std::string& file_stem, const std::vector<std::string>& names,
                   std::chrono::seconds from = std::chrono::hours(-1),
                   std::chrono::seconds until = std::chrono::hours(24));
 
+  // The same with no CommonName in the subject, the names in subjectAltName only: what etcd
+  // 3.4's gateway needs from a client certificate when auth is on (docs/cluster.md §TLS to
+  // etcd in production).
+  CertFiles issue_without_common_name(const std::string& file_stem,
+                                      const std::vector<std::string>& names);
+
  private:
   void create();  // The CA's key and certificate (gtest's ASSERTs need a void function).
+  CertFiles issue_named(const std::string& file_stem, const std::vector<std::string>& names,
+                        const std::string& common_name, std::chrono::seconds from,
+                        std::chrono::seconds until);
 
   std::string directory_;
   CertFiles ca_;

@@ -3,9 +3,9 @@
 // woken over TLS, also after the connection migrated to its partition's shard; an expired
 // and a wrong-host certificate fail the handshake on the client with Iggy's TLS codes while
 // harkd keeps serving; a plain-TCP client and garbage are dropped and counted
-// (tls_failures); a silent TLS client is freed by the login deadline; a bad certificate or
-// key stops harkd at start with a line naming it. Waits are harkd's counters and socket
-// events, never sleeps.
+// (tls_failures, also on /metrics); a silent TLS client is freed by the login deadline; a bad
+// certificate or key stops harkd at start with a line naming it. Waits are harkd's counters and
+// socket events, never sleeps.
 #include <stdlib.h>
 
 #include <chrono>
@@ -17,6 +17,7 @@
 
 #include "hark/protocol/request.h"
 #include "hark/tests/e2e/e2e_support.h"
+#include "hark/tests/e2e/metrics_support.h"
 #include "hark/tests/e2e/tls_certs.h"
 
 namespace hark::test {
@@ -123,6 +124,28 @@ TEST_F(HarkdTls, APlainClientAndGarbageAreDroppedAndCounted) {
   EXPECT_TRUE(wait_for_stats(
       harkd_, [](const HarkdStats& s) { return s.tls_failures == 2 && s.connections == 1; }));
   EXPECT_TRUE(admin_->ping().ok());
+}
+
+// The failure the stats line counts as tls_failures is the tls_failure reason of
+// hark_connections_closed_total on /metrics (docs/operations.md §Metrics).
+class HarkdTlsMetrics : public HarkdTls {
+ protected:
+  HarkdTlsMetrics() { extra_args_ = {"--metrics-address", "127.0.0.1:0"}; }
+};
+
+TEST_F(HarkdTlsMetrics, AFailedHandshakeMovesTheTlsFailureReasonOfTheClosedConnections) {
+  const std::string failures = "hark_connections_closed_total{reason=\"tls_failure\"}";
+  const std::optional<Scrape> before = scrape(harkd_.metrics_port());
+  ASSERT_TRUE(before.has_value());
+  EXPECT_EQ((*before)[failures], 0);
+  EXPECT_EQ(
+      connect_with({.enabled = true, .ca_file = ca_.ca_file(), .server_name = "elsewhere"}).error(),
+      Error::invalid_tls_domain);
+  ASSERT_TRUE(wait_for_stats(harkd_, [](const HarkdStats& s) { return s.tls_failures == 1; }));
+  const std::optional<Scrape> after = scrape(harkd_.metrics_port());
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ((*after)[failures], 1);
+  EXPECT_EQ((*after)["hark_connections_closed_total{reason=\"login_timeout\"}"], 0);
 }
 
 class HarkdTlsDeadline : public HarkdTls {

@@ -202,6 +202,31 @@ TEST(LoadConfig, MalformedClusterSettingsAreErrorsNamingTheKey) {
   }
 }
 
+TEST(LoadConfig, EtcdTlsFilesMustBeReadablePairedAndForHttpsEndpoints) {
+  const TempFile ca("ca"), cert("cert"), key("key");
+  const char* https = "https://127.0.0.1:2379";
+  const ParsedFlags ok =
+      load({"--etcd", https, "--etcd-ca-file", ca.path().c_str(), "--etcd-cert-file",
+            cert.path().c_str(), "--etcd-key-file", key.path().c_str()});
+  ASSERT_EQ(ok.outcome, ParsedFlags::Outcome::run) << ok.error;
+  EXPECT_EQ(ok.options.etcd_ca_file, ca.path());
+  EXPECT_EQ(ok.options.etcd_cert_file, cert.path());
+  EXPECT_EQ(ok.options.etcd_key_file, key.path());
+  const struct {
+    std::vector<const char*> args;
+    const char* names;
+  } bad[] = {
+      {{"--etcd", https, "--etcd-ca-file", "/no/such/ca.pem"}, "cluster.etcd_ca_file"},
+      {{"--etcd", https, "--etcd-cert-file", cert.path().c_str()}, "cluster.etcd_key_file"},
+      {{"--etcd", "http://127.0.0.1:2379", "--etcd-ca-file", ca.path().c_str()}, "https://"},
+  };
+  for (const auto& [args, names] : bad) {
+    const ParsedFlags parsed = load(args);
+    ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::error) << args[2];
+    EXPECT_NE(parsed.error.find(names), std::string::npos) << parsed.error;
+  }
+}
+
 TEST(LoadConfig, AClassicDefaultWaitNeedsAScopeAndListsReadBack) {
   const ParsedFlags unscoped = load({"--classic-default-wait", "2s"});
   ASSERT_EQ(unscoped.outcome, ParsedFlags::Outcome::error);

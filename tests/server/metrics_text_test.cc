@@ -94,6 +94,25 @@ TEST(MetricsText, LabelValuesAreEscapedAndOverflowOnlyWhenSomethingWasDropped) {
   EXPECT_EQ(samples.at("hark_metrics_partition_series_dropped"), "2");
 }
 
+// What the stats line (SIGUSR1) counts is exported too: every Refusal as a reason of
+// hark_connections_closed_total (tls_failure among them), the polls evaluated again, the swept
+// registrations and the connections per shard.
+TEST(MetricsText, EveryRefusalAndTheStatsLinesCountersAreExported) {
+  MetricsSnapshot snapshot;
+  for (size_t i = 0; i < snapshot.refusals.size(); ++i) snapshot.refusals[i] = 10 + i;
+  snapshot.stats.reevaluated = 3;
+  snapshot.stats.waits.zombies_swept = 4;
+  snapshot.shard_connections = {5, 1};
+  const auto samples = samples_of(render_metrics(snapshot));
+  EXPECT_EQ(samples.at("hark_connections_closed_total{reason=\"per_address\"}"), "10");
+  EXPECT_EQ(samples.at("hark_connections_closed_total{reason=\"heartbeat\"}"), "15");
+  EXPECT_EQ(samples.at("hark_connections_closed_total{reason=\"tls_failure\"}"), "16");
+  EXPECT_EQ(samples.at("hark_polls_reevaluated_total"), "3");
+  EXPECT_EQ(samples.at("hark_wait_registrations_swept_total"), "4");
+  EXPECT_EQ(samples.at("hark_shard_connections{shard=\"0\"}"), "5");
+  EXPECT_EQ(samples.at("hark_shard_connections{shard=\"1\"}"), "1");
+}
+
 TEST(MetricsText, EveryFamilyHasOneHelpAndOneType) {
   const std::string text = render_metrics(MetricsSnapshot{});
   std::map<std::string, int> helps;

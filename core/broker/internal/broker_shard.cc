@@ -132,6 +132,7 @@ void BrokerShard::retire(const Change& change) {
     waits_.release(*cell, AbortReason::deleted);
     partition->close();
     owned_.erase(cell->key);
+    owned_order_.erase(cell->key);
     const std::string directory = partition_directory(options().data_directory, cell->key);
     std::error_code error;
     std::filesystem::remove_all(directory, error);
@@ -158,6 +159,7 @@ Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
                                   broker_.options().poll_bytes_max);
   waits_.adopt(*cell, partition.get());
   owned_[cell->key] = std::move(partition);
+  owned_order_.insert(cell->key);
   arm_retention();
   return ok_status();
 }
@@ -186,15 +188,28 @@ storage::LogOptions BrokerShard::log_options(const PartitionCell& cell) const {
   return log;
 }
 
-void BrokerShard::add_partition_figures(BrokerStats& stats) const {
+bool BrokerShard::walk_partitions(std::optional<PartitionKey>& after, uint32_t budget,
+                                  absl::FunctionRef<uint32_t(const Partition&)> visit) const {
   HARK_ASSERT(on_own_thread());
-  for (const auto& [key, partition] : owned_) {
-    const PartitionCell& cell = partition->cell();
-    stats.partitions++;
-    stats.segments += cell.segments_count.load(std::memory_order_relaxed);
-    stats.messages_count += cell.messages_count.load(std::memory_order_relaxed);
-    stats.size_bytes += cell.size_bytes.load(std::memory_order_relaxed);
+  HARK_ASSERT(owned_order_.size() == owned_.size());
+  auto next = after.has_value() ? owned_order_.upper_bound(*after) : owned_order_.begin();
+  uint64_t spent = 0;
+  for (; next != owned_order_.end(); ++next) {
+    if (spent >= budget && spent > 0) return false;
+    const auto found = owned_.find(*next);
+    HARK_ASSERT(found != owned_.end());
+    spent += visit(*found->second);
+    after = *next;
   }
+  return true;
+}
+
+void BrokerShard::add_partition_figures(const Partition& partition, BrokerStats& stats) {
+  const PartitionCell& cell = partition.cell();
+  stats.partitions++;
+  stats.segments += cell.segments_count.load(std::memory_order_relaxed);
+  stats.messages_count += cell.messages_count.load(std::memory_order_relaxed);
+  stats.size_bytes += cell.size_bytes.load(std::memory_order_relaxed);
 }
 
 std::pair<std::string, std::string> BrokerShard::names_of(const PartitionKey& key) const {
@@ -208,14 +223,15 @@ std::pair<std::string, std::string> BrokerShard::names_of(const PartitionKey& ke
   return names;
 }
 
-void BrokerShard::add_series(const SeriesLimits& limits, SeriesGather& gather,
-                             MetricSeries& series) const {
+uint32_t BrokerShard::add_series(const Partition& partition, const SeriesLimits& limits,
+                                 SeriesGather& gather, MetricSeries& series) const {
   HARK_ASSERT(on_own_thread());
-  for (const auto& [key, partition] : owned_) {
-    const PartitionFacts facts = partition->facts();
-    if (limits.partitions > 0) add_partition_series(key, facts, limits.partitions, series);
-    if (limits.consumers > 0) add_lag_series(*partition, facts, limits.consumers, gather, series);
+  const PartitionFacts facts = partition.facts();
+  if (limits.partitions > 0) {
+    add_partition_series(partition.cell().key, facts, limits.partitions, series);
   }
+  if (limits.consumers == 0) return 0;
+  return add_lag_series(partition, facts, limits.consumers, gather, series);
 }
 
 void BrokerShard::add_partition_series(const PartitionKey& key, const PartitionFacts& facts,
@@ -232,12 +248,15 @@ void BrokerShard::add_partition_series(const PartitionKey& key, const PartitionF
                                .next_offset = facts.next_offset});
 }
 
-void BrokerShard::add_lag_series(const Partition& partition, const PartitionFacts& facts,
-                                 uint32_t limit, SeriesGather& gather, MetricSeries& series) const {
+uint32_t BrokerShard::add_lag_series(const Partition& partition, const PartitionFacts& facts,
+                                     uint32_t limit, SeriesGather& gather,
+                                     MetricSeries& series) const {
   const SeriesGather::TopicKey topic{facts.stream_id, facts.topic_id};
   const uint64_t unread = facts.next_offset - std::min(facts.first_offset, facts.next_offset);
   gather.topic_unread[topic] += unread;
+  uint32_t read = 0;
   partition.for_each_consumer([&](const ConsumerRef& consumer) {
+    read++;
     const uint64_t lag = consumer_lag(facts, consumer);
     const SeriesGather::LagKey key{facts.stream_id, facts.topic_id, consumer};
     if (const auto found = gather.lag_index.find(key); found != gather.lag_index.end()) {
@@ -258,6 +277,7 @@ void BrokerShard::add_lag_series(const Partition& partition, const PartitionFact
     gather.lag_topic.push_back(topic);
     series.lags.push_back(std::move(entry));
   });
+  return read;
 }
 
 std::string BrokerShard::group_name(std::pair<uint32_t, uint32_t> topic, uint32_t group) const {
@@ -291,6 +311,7 @@ void BrokerShard::close_partitions() {
   reactor_.timers().cancel(retention_timer_);
   for (auto& [key, partition] : owned_) partition->close();
   owned_.clear();
+  owned_order_.clear();
 }
 
 void BrokerShard::arm_retention() {

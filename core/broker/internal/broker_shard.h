@@ -1,12 +1,15 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
+#include <absl/functional/function_ref.h>
 
 #include "hark/core/broker/broker.h"
 #include "hark/core/broker/internal/catalog.h"
@@ -101,10 +104,20 @@ class BrokerShard final {
   void release_partitions();
   void close_partitions();
 
-  // Adds the figures of the partitions this shard owns.
-  void add_partition_figures(BrokerStats& stats) const;
-  // Adds the series of the partitions this shard owns (O(partitions + stored offsets)).
-  void add_series(const SeriesLimits& limits, SeriesGather& gather, MetricSeries& series) const;
+  // One step of a walk over the partitions this shard owns, in key order: calls
+  // visit(partition) for each one after `after` (from the first when it is empty), which
+  // returns what the visit cost (1 + the stored offsets it read), until `budget` is spent (at
+  // least one is visited); `after` is left at the last one visited. True once the last was.
+  // Between two steps the shard runs other work: partitions created meanwhile after `after`
+  // are visited, those deleted are not, and none is visited twice, since the walk resumes at
+  // the first key past `after` (not at a position in a hash map that a change would shift).
+  bool walk_partitions(std::optional<PartitionKey>& after, uint32_t budget,
+                       absl::FunctionRef<uint32_t(const Partition&)> visit) const;
+  // Adds one owned partition's figures.
+  static void add_partition_figures(const Partition& partition, BrokerStats& stats);
+  // Adds one owned partition's series; returns how many stored offsets it read.
+  uint32_t add_series(const Partition& partition, const SeriesLimits& limits, SeriesGather& gather,
+                      MetricSeries& series) const;
   // Appends this shard committed as owner.
   AppendCounters& append_counters() { return append_counters_; }
   const AppendCounters& append_counters() const { return append_counters_; }
@@ -137,8 +150,8 @@ class BrokerShard final {
   void add_partition_series(const PartitionKey& key, const PartitionFacts& facts, uint32_t limit,
                             MetricSeries& series) const;
   std::string group_name(std::pair<uint32_t, uint32_t> topic, uint32_t group) const;
-  void add_lag_series(const Partition& partition, const PartitionFacts& facts, uint32_t limit,
-                      SeriesGather& gather, MetricSeries& series) const;
+  uint32_t add_lag_series(const Partition& partition, const PartitionFacts& facts, uint32_t limit,
+                          SeriesGather& gather, MetricSeries& series) const;
 
   Broker& broker_;
   io::Reactor& reactor_;
@@ -146,6 +159,9 @@ class BrokerShard final {
   Ref<const Catalog> catalog_;
   std::unique_ptr<Coordinator> coordinator_;  // Shard 0 only.
   absl::flat_hash_map<PartitionKey, std::unique_ptr<Partition>> owned_;
+  // The keys of owned_, in order: the stable cursor of walk_partitions (changed only where a
+  // partition opens or goes, never per request).
+  std::set<PartitionKey> owned_order_;
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> balanced_;  // (stream, topic)
   // (group id, member) -> polls so far. Group ids repeat across topics: two members sharing
   // a cursor only shifts where their round robin starts.

@@ -13,7 +13,8 @@ enum class Stage : uint8_t {
   settled,           // The owner, once this iteration's wake-ups left: finishes with ok.
   at_owner,          // The partition's owner (PartitionOperation::at_owner).
   at_metadata,       // Shard 0: the Coordinator queues the MetadataCommand.
-  stats_visit,       // Shard i of GetStats' tour 0..N-1.
+  stats_visit,       // Shard i of GetStats' tour 0..N-1: its counters, its first step.
+  stats_walk,        // The same shard again: GetStats' next step of its partitions.
   poll_at_owner,     // The owner of the partition a Poll visits (PollJob::evaluate_at_owner).
   poll_at_home,      // Home: a Poll back from its owners (PollJob::evaluated_at_home).
   poll_cancelled,    // Home: a parked Poll whose client went away (Broker::cancel).
