@@ -10,7 +10,7 @@ export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_f
 
 HARKD_ARGS ?=
 
-.PHONY: deps build run test test-release test-asan test-tsan test-fuzz lint format clean
+.PHONY: deps build run cluster test test-release test-asan test-tsan test-fuzz lint format clean
 
 deps:
 	@tools/install-deps.sh
@@ -23,6 +23,11 @@ build: deps
 run: build
 	@mkdir -p data
 	exec build/bin/harkd --address 127.0.0.1:8090 --data-dir ./data $(HARKD_ARGS)
+
+# etcd and three harkd on 127.0.0.11-13:8090, data in ./cluster-data (docs/cluster.md §A local
+# cluster); tools/cluster.sh down|kill N|start N for the rest.
+cluster: build
+	@tools/cluster.sh up
 
 # The whole suite: release (everything but fuzz), asan (unit, e2e), tsan (concurrency), fuzz.
 test: deps

@@ -47,7 +47,7 @@ Result<int> lock_directory(const std::string& data_directory, std::string& why) 
   return fd;
 }
 
-Result<int> bind_port_name(uint16_t port, std::string& why) {
+Result<int> bind_port_name(const io::SocketAddress& address_and_port, std::string& why) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     why = std::string("socket(AF_UNIX): ") + strerror(errno);
@@ -55,12 +55,12 @@ Result<int> bind_port_name(uint16_t port, std::string& why) {
   }
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  const std::string name = "hark-port-" + std::to_string(port);
+  const std::string taken = address_and_port.to_string();
+  const std::string name = "hark-port-" + taken;
   memcpy(address.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: abstract.
   const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
-    why = errno == EADDRINUSE ? "port " + std::to_string(port) +
-                                    " is in use by another harkd (on another data directory)"
+    why = errno == EADDRINUSE ? taken + " is in use by another harkd (on another data directory)"
                               : std::string("bind(@") + name + "): " + strerror(errno);
     ::close(fd);
     return Error::cannot_bind_to_socket;
@@ -75,9 +75,9 @@ Result<InstanceLock> InstanceLock::acquire(const std::string& data_directory, st
   return InstanceLock(directory_fd);
 }
 
-Status InstanceLock::lock_port(uint16_t port, std::string& why) {
+Status InstanceLock::lock_port(const io::SocketAddress& address, std::string& why) {
   HARK_ASSERT(port_fd_ < 0);
-  HARK_TRY_ASSIGN(port_fd_, bind_port_name(port, why));
+  HARK_TRY_ASSIGN(port_fd_, bind_port_name(address, why));
   return ok_status();
 }
 

@@ -33,6 +33,7 @@
 #include "hark/core/broker/broker.h"
 #include "hark/io/socket.h"
 #include "hark/server/cluster/coordination_thread.h"
+#include "hark/server/cluster/etcd_journal.h"
 #include "hark/server/config.h"
 #include "hark/server/instance_lock.h"
 #include "hark/server/metrics.h"
@@ -268,9 +269,13 @@ int wait_for_stop(const sigset_t& signals, Duration interval, core::Broker& brok
 // Cluster mode (docs/cluster.md): the coordination thread registers this node in etcd, joins
 // the election and hands every new membership view to the shards. Null on one node.
 std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOptions& options,
-                                                                Server& server) {
+                                                                Server& server,
+                                                                cluster::JournalLink& journal,
+                                                                cluster::EntrySink& entries) {
   if (options.etcd_endpoints.empty()) return nullptr;
   cluster::CoordinationOptions settings;
+  settings.journal = &journal;
+  settings.entries = &entries;
   settings.etcd = {.endpoints = options.etcd_endpoints,
                    .user = options.etcd_user,
                    .password = options.etcd_password,
@@ -315,7 +320,7 @@ Result<InstanceLock> lock_instance(const ServerOptions& options, const io::Socke
   std::string why;
   Result<InstanceLock> lock = InstanceLock::acquire(options.data_directory, why);
   Status port = ok_status();
-  if (lock.ok() && address.port() != 0) port = lock->lock_port(address.port(), why);
+  if (lock.ok() && address.port() != 0) port = lock->lock_port(address, why);
   if (!lock.ok() || !port.ok()) {
     HARK_LOG_ERROR("%s", why.c_str());
     return lock.ok() ? port.error() : lock.error();
@@ -418,7 +423,8 @@ bool cluster_identity_ok(const ServerOptions& options) {
 // shards go), the logins, the broker.
 void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_signals,
                          int metrics_listener, const std::string& metrics_bound, Server& server,
-                         std::unique_ptr<core::Broker>& broker) {
+                         cluster::JournalLink& journal, std::unique_ptr<core::Broker>& broker) {
+  cluster::BrokerEntrySink entries(*broker);
   Scrapes scrapes(*broker, server, options);
   std::unique_ptr<MetricsServer> metrics;
   if (metrics_listener >= 0) {
@@ -426,7 +432,8 @@ void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_sign
         std::make_unique<MetricsServer>(metrics_listener, options.metrics_request_timeout, scrapes);
   }
   announce(options, options.bound_address, metrics ? metrics_bound : "");
-  std::unique_ptr<cluster::CoordinationThread> coordination = start_coordination(options, server);
+  std::unique_ptr<cluster::CoordinationThread> coordination =
+      start_coordination(options, server, journal, entries);
   const int signal_number = wait_for_stop(stop_signals, options.stats_interval, *broker, server);
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
   metrics.reset();
@@ -465,7 +472,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   }
   const io::SocketAddress bound = *io::local_address(listeners->front());
   std::string why;
-  if (address->port() == 0 && !instance->lock_port(bound.port(), why).ok()) {
+  if (address->port() == 0 && !instance->lock_port(bound, why).ok()) {
     HARK_LOG_ERROR("%s", why.c_str());
     for (const int fd : *listeners) ::close(fd);
     return 1;
@@ -490,12 +497,17 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     bound_options.node_link_address = io::local_address((*links)->listen_fd)->to_string();
   }
 
-  // Declared before the broker, so it is destroyed after it.
+  // Declared before the broker, so they are destroyed after it.
+  // Cluster mode keeps metadata in etcd (docs/cluster.md §Metadata): shard 0 journals through
+  // an EtcdJournal over `journal`, which the coordination thread serves.
+  cluster::JournalLink journal;
+  cluster::EtcdJournalFactory journal_factory(journal);
   Server server(bound_options, std::move(listeners).value(), std::move(users).value(),
                 std::move(tls).value(), std::move(links).value());
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   broker_settings.partitions_max = files.partitions_max;
+  if (!options.etcd_endpoints.empty()) broker_settings.journal = &journal_factory;
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
   if (!broker.ok()) {
     HARK_LOG_ERROR("the broker did not start: %s (see the log above)",
@@ -504,7 +516,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     return 1;
   }
   serve_until_stopped(bound_options, stop_signals, *metrics_listener, metrics_bound, server,
-                      *broker);
+                      journal, *broker);
   return 0;
 }
 

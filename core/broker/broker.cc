@@ -161,12 +161,22 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
       broker->metadata_log_,
       internal::MetadataLog::open(options.data_directory + "/metadata.log", broker->ownership_,
                                   SystemClock::instance(), broker->initial_catalog_));
+  if (options.journal != nullptr) {
+    broker->shared_journal_ =
+        options.journal->make(*broker->metadata_log_, broker->initial_catalog_->sequence);
+    if (broker->shared_journal_ == nullptr) return Error::invalid_configuration;
+  }
   remove_deleted_partitions(options.data_directory, *broker->initial_catalog_);
   HARK_TRY_ASSIGN(broker->group_,
                   io::ShardGroup::start(io::ShardGroupOptions{.shards_count = options.shards_count,
                                                               .reactor = options.reactor},
                                         broker->setup_.get()));
   return broker;
+}
+
+MetadataJournal& Broker::journal() {
+  if (shared_journal_ != nullptr) return *shared_journal_;
+  return *metadata_log_;
 }
 
 std::optional<ShardId> Broker::current_shard() {

@@ -11,6 +11,7 @@
 #include "hark/core/base/ref.h"
 #include "hark/core/base/result.h"
 #include "hark/core/base/units.h"
+#include "hark/core/broker/metadata_journal.h"
 #include "hark/core/broker/operations.h"
 #include "hark/core/ownership_map.h"
 #include "hark/core/wait/wait_shard.h"
@@ -80,6 +81,10 @@ struct BrokerOptions {
   uint32_t stats_step_max = stats_step_default;
   io::ReactorOptions reactor;
   ShardHooks* hooks = nullptr;  // Optional; must outlive the broker.
+  // Where metadata is journaled (core/broker/metadata_journal.h). Null: <data>/metadata.log
+  // alone (one node). Set (harkd's cluster mode): makes, from that log (the local copy) and
+  // the last entry it holds, the journal shard 0 uses. Must outlive Broker::start.
+  JournalFactory* journal = nullptr;
   // Conditions registered before the shards start (Broker::register_condition); each must
   // outlive the broker.
   std::vector<std::pair<std::string, const Condition*>> conditions;
@@ -139,6 +144,8 @@ class Broker {
 
   uint32_t shards_count() const { return options_.shards_count; }
   const BrokerOptions& options() const { return options_; }
+  // Where shard 0 journals metadata: the shared journal if options().journal made one.
+  MetadataJournal& journal();
   // The broker shard the calling thread runs, or nullopt outside the broker's threads.
   static std::optional<ShardId> current_shard();
 
@@ -153,6 +160,7 @@ class Broker {
   OwnershipMap ownership_;
   Ref<const internal::Catalog> initial_catalog_;
   std::unique_ptr<internal::MetadataLog> metadata_log_;
+  std::unique_ptr<MetadataJournal> shared_journal_;  // Cluster mode: wraps metadata_log_.
   std::unique_ptr<internal::ConditionRegistry> conditions_;
   std::unique_ptr<Setup> setup_;
   std::vector<internal::BrokerShard*> shards_;  // Set on each shard thread at start.

@@ -110,6 +110,20 @@ class DeletePartitions : public MetadataCommand {
   Status apply(internal::CatalogEdit& edit) override;
 };
 
+// An entry of a shared metadata journal that another node wrote (core/broker/
+// metadata_journal.h; harkd's cluster mode submits them in order as etcd delivers them):
+// applied on every shard like the command that wrote it, and kept in the local metadata.log.
+// An entry the catalog already includes is answered ok at once.
+class ApplyJournalEntry : public MetadataCommand {
+ public:
+  uint64_t sequence = 0;
+  std::vector<std::byte> records;  // The framed entry record (metadata_journal.h).
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+  uint64_t journaled_sequence() const override { return sequence; }
+};
+
 // Reads of the catalog: answered on the home shard from its view.
 class GetStream : public Operation {
  public:

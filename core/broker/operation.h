@@ -192,6 +192,9 @@ class MetadataCommand : public Operation {
   void step(internal::BrokerShard& shard) final;
   // On shard 0: checks the command against the catalog and records the change in `edit`.
   virtual Status apply(internal::CatalogEdit& edit) = 0;
+  // Nonzero for an entry of the metadata journal another node wrote (ApplyJournalEntry):
+  // its sequence, which orders it among the others.
+  virtual uint64_t journaled_sequence() const { return 0; }
 };
 
 }  // namespace hark::core

@@ -2,6 +2,7 @@
 
 #include "hark/core/broker/internal/broker_shard.h"
 #include "hark/core/broker/internal/flow.h"
+#include "hark/core/broker/internal/journal.h"
 
 namespace hark::core {
 
@@ -110,6 +111,13 @@ void MetadataCommand::step(BrokerShard& shard) {
   HARK_ASSERT(Flow::stage(*this) == Stage::start || Flow::stage(*this) == Stage::at_metadata);
   shard.expect_on(ShardId(0));
   shard.coordinator().enqueue(*this);
+}
+
+Status ApplyJournalEntry::apply(internal::CatalogEdit& edit) {
+  HARK_TRY(internal::replay_records(records, edit));
+  // The entry must end with its own sequence record: anything else is not this entry.
+  if (edit.catalog().sequence != sequence) return Error::state_file_corrupted;
+  return ok_status();
 }
 
 Status CreateStream::apply(internal::CatalogEdit& edit) {

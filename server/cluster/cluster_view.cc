@@ -75,9 +75,18 @@ Keys::Keys(std::string_view cluster)
       nodes(root + "nodes/"),
       controller(root + "controller"),
       partitions(root + "partitions/"),
-      assignments(root + "assignments/") {}
+      assignments(root + "assignments/"),
+      meta(root + "meta/"),
+      applied(root + "applied/") {}
 
 std::string Keys::node(uint32_t id) const { return nodes + std::to_string(id); }
+
+std::string Keys::meta_entry(uint64_t sequence) const {
+  std::string digits = std::to_string(sequence);
+  return meta + std::string(20 - digits.size(), '0') + digits;
+}
+
+std::string Keys::applied_by(uint32_t node) const { return applied + std::to_string(node); }
 
 namespace {
 std::string partition_suffix(const core::PartitionKey& key) {

@@ -44,7 +44,11 @@ struct Keys {
   std::string controller;   // root + "controller"
   std::string partitions;   // root + "partitions/": partitions that want an owner
   std::string assignments;  // root + "assignments/"
+  std::string meta;         // root + "meta/": the metadata journal, meta/<n, 20 digits>
+  std::string applied;      // root + "applied/": applied/<node> = the last entry it applied
   std::string node(uint32_t id) const;
+  std::string meta_entry(uint64_t sequence) const;
+  std::string applied_by(uint32_t node) const;
   std::string partition(const core::PartitionKey& key) const;
   std::string assignment(const core::PartitionKey& key) const;
 };

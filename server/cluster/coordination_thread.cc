@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "hark/core/base/clock.h"
 #include "hark/core/base/log.h"
@@ -28,8 +29,18 @@ void CoordinationThread::stop() {
 
 bool CoordinationThread::pause(Duration duration) {
   std::unique_lock lock(mutex_);
-  stopped_.wait_for(lock, duration, [this] { return stopping_; });
+  stopped_.wait_for(lock, duration, [this] { return stopping_ || woken_; });
+  woken_ = false;
   return !stopping_;
+}
+
+void CoordinationThread::wake() {
+  if (etcd_ != nullptr) etcd_->wake();
+  {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+  }
+  stopped_.notify_all();
 }
 
 void CoordinationThread::run() {
@@ -38,12 +49,26 @@ void CoordinationThread::run() {
   HARK_ASSERT(gateway.ok());  // The configuration has at least one endpoint.
   NodeAgent agent(**gateway, SystemClock::instance(), options_.agent);
   const Duration wait = std::chrono::seconds(options_.agent.lease_ttl_seconds) / 6;
+  std::optional<MetadataSync> metadata;
+  if (options_.journal != nullptr) {
+    metadata.emplace(
+        *options_.journal, *options_.entries,
+        MetadataSyncOptions{.self = options_.agent.self.id,
+                            .ack_timeout = std::chrono::seconds(options_.agent.lease_ttl_seconds)});
+    etcd_ = gateway->get();
+    options_.journal->set_waker(this);
+  }
   constexpr Duration backoff_min = std::chrono::milliseconds(100);
   constexpr Duration backoff_max = std::chrono::seconds(5);
   Duration backoff = backoff_min;
   uint64_t published = 0;
   while (pause(Duration(0))) {
-    const Status stepped = agent.step(wait);
+    // While a command waits for the others, their progress is read at every step: step often.
+    const bool waiting = metadata && metadata->waiting();
+    const Status stepped = agent.step(waiting ? std::chrono::milliseconds(5) : wait);
+    if (metadata) {
+      metadata->step(**gateway, agent, SystemClock::instance().monotonic_now(), stepped.ok());
+    }
     if (!stepped.ok()) {
       HARK_LOG_ERROR("cluster: etcd at %s: %s (%s); retrying in %d ms",
                      options_.etcd.endpoints.front(), std::string(error_name(stepped.error())),
@@ -59,6 +84,11 @@ void CoordinationThread::run() {
       published = view->version;
       sink_.publish_cluster_view(view);
     }
+  }
+  if (metadata) {
+    options_.journal->set_waker(nullptr);
+    etcd_ = nullptr;
+    metadata->stop();
   }
   if (!agent.leave().ok()) {
     HARK_LOG_WARN("cluster: could not revoke the lease on leaving: %s", (*gateway)->last_error());

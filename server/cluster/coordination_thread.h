@@ -9,6 +9,7 @@
 #include "hark/core/base/ref.h"
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/etcd_gateway.h"
+#include "hark/server/cluster/etcd_journal.h"
 #include "hark/server/cluster/node_agent.h"
 
 namespace hark::server::cluster {
@@ -16,6 +17,10 @@ namespace hark::server::cluster {
 struct CoordinationOptions {
   GatewayOptions etcd;
   AgentOptions agent;
+  // Metadata in etcd (etcd_journal.h): the link shard 0's EtcdJournal pushes to, and where
+  // entries go. Null: no metadata journal (a test of membership alone).
+  JournalLink* journal = nullptr;
+  EntrySink* entries = nullptr;
 };
 
 // harkd's coordination thread (`hark-coord`): the only thread that talks to etcd. It steps a
@@ -25,7 +30,10 @@ struct CoordinationOptions {
 // reached or refuses harkd, it logs why (etcd's own message) and retries with a backoff
 // doubling from 100 ms to 5 s; meanwhile shards keep their last view. stop() leaves the
 // cluster (revokes the lease, so the others see this node go at once) and joins.
-class CoordinationThread {
+// With a JournalLink it also runs the MetadataSync after each step; a push to the link ends
+// the step's watch early (EtcdGateway::wake) and any backoff, so a metadata command never
+// waits out a watch.
+class CoordinationThread final : private JournalLink::Waker {
  public:
   // `sink` must outlive the thread (stop() before it goes).
   CoordinationThread(CoordinationOptions options, ViewSink& sink);
@@ -40,12 +48,16 @@ class CoordinationThread {
   void run();
   // Sleeps `duration` unless stop() comes first; false when stopping.
   bool pause(Duration duration);
+  // Ends the watch and any pause early (new work on the link).
+  void wake() override;
 
   CoordinationOptions options_;
   ViewSink& sink_;
   std::mutex mutex_;
   std::condition_variable stopped_;
   bool stopping_ = false;
+  bool woken_ = false;
+  Coordinator* etcd_ = nullptr;  // While run() has one.
   std::thread thread_;
 };
 

@@ -137,6 +137,10 @@ class Coordinator {
   // `wait` for the first one. An empty batch when nothing changed in time.
   virtual Result<WatchBatch> watch(std::string_view key, bool prefix, int64_t from_revision,
                                    Duration wait) = 0;
+
+  // The one call any thread may make: ends the watch() waiting now (or the next one) early,
+  // with an empty batch, so the coordination thread turns to new work (a metadata command).
+  virtual void wake() {}
 };
 
 // The end of the range that covers every key starting with `prefix`, as etcd wants it

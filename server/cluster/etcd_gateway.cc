@@ -1,6 +1,7 @@
 #include "hark/server/cluster/etcd_gateway.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <mutex>
@@ -239,19 +240,25 @@ struct EtcdGateway::Impl {
   GatewayOptions options;
   CURL* calls = nullptr;
   CURL* watches = nullptr;
-  size_t endpoint = 0;  // The one that answered last.
+  CURLM* multi = nullptr;          // Runs `watches`, so wake() can end its wait.
+  std::atomic<bool> woken{false};  // Set by wake(), taken by the watch.
+  size_t endpoint = 0;             // The one that answered last.
   std::string token;
   std::string last_error;
 
   ~Impl() {
     if (calls != nullptr) curl_easy_cleanup(calls);
     if (watches != nullptr) curl_easy_cleanup(watches);
+    if (multi != nullptr) curl_multi_cleanup(multi);
   }
 
   curl_slist* headers() const;
   // One POST to one endpoint: the HTTP status and body, or cannot_establish_connection.
   Result<long> post(CURL* handle, const std::string& url, const std::string& body, Duration timeout,
                     curl_write_callback write, void* out);
+  // curl_easy_perform for calls; for the watch, the multi loop that wake() can end (then
+  // `interrupted` is set and the code is CURLE_OK).
+  CURLcode perform(CURL* handle, bool& interrupted);
   Result<Json> call_once(std::string_view path, const std::string& body);
   Result<Json> call(std::string_view path, const Json& body);
   Status authenticate();
@@ -285,9 +292,14 @@ Result<long> EtcdGateway::Impl::post(CURL* handle, const std::string& url, const
   // certificate"), which curl_easy_strerror's generic text lacks.
   char detail[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, detail);
-  const CURLcode code = curl_easy_perform(handle);
+  bool interrupted = false;
+  const CURLcode code = perform(handle, interrupted);
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
   curl_slist_free_all(list);
+  if (interrupted) {
+    static_cast<WatchRead*>(out)->done = true;  // Nothing read: an empty batch.
+    return 200;
+  }
   long status = 0;
   curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
   // A watch ends its own transfer (write error) or runs out its wait (timeout): both normal.
@@ -298,6 +310,32 @@ Result<long> EtcdGateway::Impl::post(CURL* handle, const std::string& url, const
     return Error::cannot_establish_connection;
   }
   return status;
+}
+
+CURLcode EtcdGateway::Impl::perform(CURL* handle, bool& interrupted) {
+  if (handle != watches) return curl_easy_perform(handle);
+  curl_multi_add_handle(multi, handle);
+  CURLcode code = CURLE_OK;
+  for (;;) {
+    if (woken.exchange(false)) {
+      interrupted = true;
+      break;
+    }
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int left = 0;
+    bool done = false;
+    while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      code = message->data.result;
+      done = true;
+    }
+    if (done || running == 0) break;
+    curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+  }
+  // Removing a transfer that did not end closes its connection: the next watch opens another.
+  curl_multi_remove_handle(multi, handle);
+  return code;
 }
 
 Result<Json> EtcdGateway::Impl::call_once(std::string_view path, const std::string& body) {
@@ -381,7 +419,10 @@ Result<std::unique_ptr<EtcdGateway>> EtcdGateway::create(GatewayOptions options)
   impl->options = std::move(options);
   impl->calls = curl_easy_init();
   impl->watches = curl_easy_init();
-  if (impl->calls == nullptr || impl->watches == nullptr) return Error::error;
+  impl->multi = curl_multi_init();
+  if (impl->calls == nullptr || impl->watches == nullptr || impl->multi == nullptr) {
+    return Error::error;
+  }
   return std::unique_ptr<EtcdGateway>(new EtcdGateway(std::move(impl)));
 }
 
@@ -456,6 +497,11 @@ Result<int64_t> EtcdGateway::lease_time_to_live(int64_t id) {
   if (!read_int(answer, "TTL", ttl)) return Error::invalid_format;
   if (ttl < 0) return Error::resource_not_found;
   return ttl;
+}
+
+void EtcdGateway::wake() {
+  impl_->woken.store(true);
+  curl_multi_wakeup(impl_->multi);
 }
 
 Result<WatchBatch> EtcdGateway::watch(std::string_view key, bool prefix, int64_t from_revision,

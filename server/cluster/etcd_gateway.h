@@ -54,6 +54,8 @@ class EtcdGateway final : public Coordinator {
   Result<int64_t> lease_time_to_live(int64_t id) override;
   Result<WatchBatch> watch(std::string_view key, bool prefix, int64_t from_revision,
                            Duration wait) override;
+  // Any thread: curl_multi_wakeup on the watch's multi handle (the watch runs in one).
+  void wake() override;
 
   const std::string& last_error() const;
 

@@ -62,6 +62,13 @@ class NodeAgent {
   Ref<const ClusterView> view() const { return view_; }
   uint64_t controller_writes_rejected() const { return rejected_; }
   uint64_t elections_won() const { return elections_won_; }
+  // Every key under /hark/<cluster>/ as of the last step (the metadata journal reads it).
+  const PrefixMirror& mirror() const { return mirror_; }
+  // This node's own write (PrefixMirror::apply_own): keeps the next watch current.
+  void written(const std::vector<TxnOp>& ops, int64_t revision) {
+    (void)mirror_.apply_own(ops, revision);
+  }
+  const Keys& keys() const { return keys_; }
 
  private:
   Status ensure_lease();

@@ -34,4 +34,26 @@ Result<bool> PrefixMirror::sync(Coordinator& coordinator, Duration wait) {
   return !batch.events.empty();
 }
 
+bool PrefixMirror::apply_own(const std::vector<TxnOp>& ops, int64_t revision) {
+  if (revision_ == 0 || revision != revision_ + 1) return false;
+  for (const TxnOp& op : ops) {
+    if (op.prefix || !op.key.starts_with(prefix_)) return false;
+  }
+  for (const TxnOp& op : ops) {
+    if (op.kind == TxnOp::Kind::erase) {
+      entries_.erase(op.key);
+    } else if (op.kind == TxnOp::Kind::put) {
+      KeyValue& kv = entries_[op.key];
+      if (kv.create_revision == 0) kv.create_revision = revision;
+      kv.key = op.key;
+      kv.value = op.value;
+      kv.mod_revision = revision;
+      kv.version++;
+      kv.lease = op.lease;
+    }
+  }
+  revision_ = revision;
+  return true;
+}
+
 }  // namespace hark::server::cluster

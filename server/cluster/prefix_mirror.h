@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "hark/core/base/result.h"
 #include "hark/server/cluster/coordinator.h"
@@ -20,6 +21,12 @@ class PrefixMirror {
 
   // Brings the copy up to date, waiting at most `wait` for a change; true if it changed.
   Result<bool> sync(Coordinator& coordinator, Duration wait);
+
+  // This node's own write at `revision` (the ops of one put or successful transaction): when
+  // it is the very next revision after the copy's, applies it here and moves on, so the next
+  // watch starts at etcd's current revision. A watch that starts behind it is served by
+  // etcd's catch-up loop, every 100 ms. false (nothing done) otherwise: the watch brings it.
+  bool apply_own(const std::vector<TxnOp>& ops, int64_t revision);
 
   const std::map<std::string, KeyValue>& entries() const { return entries_; }
   int64_t revision() const { return revision_; }

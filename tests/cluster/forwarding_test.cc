@@ -6,9 +6,9 @@
 // its partitions get shard_communication_error (11001), polls on them wait to their deadline
 // and answer empty, other partitions keep working, and after a restart its partitions work
 // again. Sockets on a node's link port that send a client command, garbage or a wrong
-// secret's handshake are closed and counted, and the real links keep forwarding. Until
-// metadata lives in etcd, every node creates the same stream and topic (ids 0/0)
-// and the test asks for assignments by writing the partitions/ keys, as NodeAgent does.
+// secret's handshake are closed and counted, and the real links keep forwarding. The stream
+// and topic (ids 0/0) are created via node 1 only: metadata lives in etcd, and CreateTopic asks
+// for the partitions' assignments (docs/cluster.md §Metadata).
 // Label cluster (release stage only): one etcd, three harkd, a few seconds each.
 #include <signal.h>
 #include <unistd.h>
@@ -45,13 +45,8 @@ class HarkdForwarding : public ::testing::Test {
     for (uint32_t id = 1; id <= 3; id++) {
       clients_[id] = cluster_.connect(id);
       ASSERT_NE(clients_[id], nullptr) << id;
-      create_topic(id);
     }
-    for (uint32_t p = 0; p < partitions; p++) {
-      ASSERT_EQ(cluster_.etcd().etcdctl("put /hark/e2e/partitions/0/0/" + std::to_string(p) + " ''",
-                                        /*as_root=*/true),
-                "");
-    }
+    create_topic(1);
     // Every node's view holds the three nodes and the three assignments.
     for (uint32_t id = 1; id <= 3; id++) {
       ASSERT_TRUE(wait_for_stats(cluster_.node(id), [](const HarkdStats& stats) {

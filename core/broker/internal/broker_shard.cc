@@ -26,7 +26,7 @@ BrokerShard::BrokerShard(Broker& broker, io::Reactor& reactor, Ref<const Catalog
   HARK_ASSERT(current_shard == nullptr);  // One broker shard per shard thread.
   HARK_ASSERT(id().value() < broker.shards_count());
   if (id() == ShardId(0)) {
-    coordinator_ = std::make_unique<Coordinator>(*this, catalog_, *broker.metadata_log_);
+    coordinator_ = std::make_unique<Coordinator>(*this, catalog_, broker.journal());
   }
   current_shard = this;
 }

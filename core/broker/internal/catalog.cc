@@ -166,6 +166,11 @@ bool CatalogEdit::writable(const StreamEntry& stream) const {
   return it != next_->streams.end() && it->second.get() == &stream;
 }
 
+void CatalogEdit::set_sequence(uint64_t sequence) {
+  HARK_ASSERT(sequence > next_->sequence);
+  next_->sequence = sequence;
+}
+
 StreamEntry& CatalogEdit::add_stream(uint32_t id, UnixMicros created_at, std::string name) {
   HARK_ASSERT(next_->streams.count(id) == 0);  // Callers check the id is free.
   journal_stream_created(journal, id, created_at, name);

@@ -85,6 +85,8 @@ struct StreamEntry : RefCounted {
 // shared between versions.
 struct Catalog : RefCounted {
   uint64_t version = 0;
+  // The last metadata journal entry this catalog includes (journal.h, RecordKind::entry).
+  uint64_t sequence = 0;
   std::map<uint32_t, Ref<const StreamEntry>> streams;
   uint32_t next_stream_id = 0;
 
@@ -137,6 +139,9 @@ class CatalogEdit {
                   uint32_t client);
   bool leave_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
                    uint32_t client);
+
+  // The journal entry this version ends with (journal.h, RecordKind::entry).
+  void set_sequence(uint64_t sequence);
 
   Ref<const Catalog> take() { return std::move(next_); }
   std::vector<std::byte> journal;

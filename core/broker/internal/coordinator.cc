@@ -24,11 +24,12 @@ std::string topic_directory(const std::string& data, uint32_t stream, uint32_t t
 
 }  // namespace
 
-Coordinator::Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, MetadataLog& log)
+Coordinator::Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, MetadataJournal& journal)
     : shard_(shard),
-      log_(log),
+      journal_(journal),
       catalog_(std::move(catalog)),
-      tasks_(shard.broker().shards_count()) {
+      tasks_(shard.broker().shards_count()),
+      sequence_(catalog_->sequence) {
   HARK_ASSERT(shard.id() == ShardId(0));  // The catalog's owner.
   HARK_ASSERT(!tasks_.empty());
   for (uint32_t i = 0; i < tasks_.size(); i++) {
@@ -42,35 +43,90 @@ Coordinator::~Coordinator() = default;
 void Coordinator::enqueue(MetadataCommand& command) {
   shard_.expect_on(ShardId(0));
   HARK_ASSERT(&command != current_);
-  queue_.push_back(&command);
+  (command.journaled_sequence() != 0 ? entries_ : queue_).push_back(&command);
   if (current_ == nullptr) start_next();
+}
+
+MetadataCommand* Coordinator::take_next() {
+  if (stalled_) return nullptr;
+  while (!entries_.empty()) {
+    MetadataCommand& entry = *entries_.front();
+    const uint64_t sequence = entry.journaled_sequence();
+    if (sequence > sequence_ + 1) {
+      HARK_LOG_ERROR(
+          "metadata journal: entry %u arrived while this node holds %u; waiting for "
+          "the ones between",
+          sequence, sequence_);
+      return nullptr;
+    }
+    entries_.pop_front();
+    if (sequence == sequence_ + 1) return &entry;
+    Flow::finish(entry, shard_, ok_status());  // Already applied (this node wrote it).
+  }
+  if (queue_.empty() || waiting_for_ > sequence_) return nullptr;
+  MetadataCommand* const command = queue_.front();
+  queue_.pop_front();
+  return command;
 }
 
 void Coordinator::start_next() {
   shard_.expect_on(ShardId(0));
-  while (current_ == nullptr && !queue_.empty()) {
-    MetadataCommand& command = *queue_.front();
-    queue_.pop_front();
-    CatalogEdit edit(*catalog_, shard_.ownership(), shard_.reactor().clock());
-    Status status = command.apply(edit);
-    if (status.ok() && !edit.created.empty()) status = check_partitions_max(edit.catalog());
-    if (!status.ok()) {
-      Flow::finish(command, shard_, status);
-      continue;
+  while (current_ == nullptr) {
+    MetadataCommand* const command = take_next();
+    if (command == nullptr) return;
+    run(*command);
+  }
+}
+
+void Coordinator::run(MetadataCommand& command) {
+  const uint64_t adopted = command.journaled_sequence();
+  CatalogEdit edit(*catalog_, shard_.ownership(), shard_.reactor().clock());
+  Status status = command.apply(edit);
+  // Another node's entry is the cluster's: this node's open-file budget cannot refuse it.
+  if (status.ok() && adopted == 0 && !edit.created.empty()) {
+    status = check_partitions_max(edit.catalog());
+  }
+  if (!status.ok()) {
+    if (adopted != 0) {
+      // Applying later entries without this one would make another catalog: stop here.
+      HARK_LOG_ERROR(
+          "metadata journal: entry %u does not apply to this node's catalog (%s); "
+          "this node applies no more metadata until it is restarted on a fresh "
+          "data directory",
+          adopted, std::string(error_name(status.error())));
+      entries_.push_front(&command);
+      stalled_ = true;
+      return;
     }
-    current_ = &command;
-    change_ = Change{.catalog = edit.take(),
-                     .created = std::move(edit.created),
-                     .removed = std::move(edit.removed),
-                     .purged = std::move(edit.purged)};
-    failure_ = ok_status();
-    undoing_ = false;
-    if (edit.journal.empty()) {
-      begin_round(Round::apply);  // Purge: data, not metadata.
-    } else {
-      log_.append(shard_.reactor().ring(), edit.journal, *this);
+    Flow::finish(command, shard_, status);
+    return;
+  }
+  const uint64_t sequence = adopted != 0 ? adopted : sequence_ + 1;
+  if (adopted != 0) {
+    records_ = static_cast<ApplyJournalEntry&>(command).records;
+  } else {
+    if (!edit.journal.empty()) {
+      edit.set_sequence(sequence);
+      journal_entry(records_, sequence, edit.journal);
     }
   }
+  current_ = &command;
+  change_ = Change{.catalog = edit.take(),
+                   .created = std::move(edit.created),
+                   .removed = std::move(edit.removed),
+                   .purged = std::move(edit.purged)};
+  failure_ = ok_status();
+  undoing_ = false;
+  if (records_.empty()) {
+    phase_ = Phase::rounds;
+    begin_round(Round::apply);  // Purge: data, not metadata.
+    return;
+  }
+  JournalEntry entry{.sequence = sequence, .records = records_, .adopted = adopted != 0};
+  for (const auto& cell : change_.created) entry.created.push_back(cell->key);
+  for (const auto& cell : change_.removed) entry.removed.push_back(cell->key);
+  phase_ = Phase::journaling;
+  journal_.append(shard_.reactor(), entry, *this);
 }
 
 Status Coordinator::check_partitions_max(const Catalog& next) const {
@@ -85,16 +141,41 @@ Status Coordinator::check_partitions_max(const Catalog& next) const {
   return Error::too_many_partitions;
 }
 
-void Coordinator::persisted(Status status) {
+void Coordinator::journaled(JournalResult result) {
   shard_.expect_on(ShardId(0));
   HARK_ASSERT(current_ != nullptr);
-  if (status.ok()) {
+  const Phase phase = std::exchange(phase_, Phase::idle);
+  if (phase == Phase::settling) {
+    finish_current(failure_);
+    return;
+  }
+  HARK_ASSERT(phase == Phase::journaling);
+  if (result.status.ok() && !result.taken) {
+    sequence_ = change_.catalog->sequence;
+    phase_ = Phase::rounds;
     begin_round(Round::apply);
     return;
   }
-  change_ = Change{};
+  const uint64_t sequence = change_.catalog->sequence;
   MetadataCommand& command = *std::exchange(current_, nullptr);
-  Flow::finish(command, shard_, status);
+  change_ = Change{};
+  records_.clear();
+  if (result.taken) {
+    // Another node wrote this entry first: apply its entry when it arrives, then check the
+    // command again against the catalog it makes (a name it took gives the usual error).
+    waiting_for_ = sequence;
+    queue_.push_front(&command);
+  } else if (command.journaled_sequence() != 0) {
+    HARK_LOG_ERROR(
+        "metadata journal: cannot keep entry %u locally (%s); this node applies no "
+        "more metadata until it is restarted",
+        sequence, std::string(error_name(result.status.error())));
+    entries_.push_front(&command);
+    stalled_ = true;
+    return;
+  } else {
+    Flow::finish(command, shard_, result.status);
+  }
   start_next();
 }
 
@@ -170,7 +251,7 @@ void Coordinator::journal_undo() {
     }
   }
   if (records.empty()) return;
-  const Status written = log_.append_now(records);
+  const Status written = journal_.append_undo(records);
   if (!written.ok()) {
     HARK_LOG_ERROR("cannot journal the undo (%s): a restart brings the undone change back",
                    std::string(error_name(written.error())));
@@ -180,11 +261,28 @@ void Coordinator::journal_undo() {
 void Coordinator::complete() {
   shard_.expect_on(ShardId(0));
   HARK_ASSERT(current_ != nullptr);
-  if (!undoing_) catalog_ = change_.catalog;
+  if (!undoing_) {
+    catalog_ = change_.catalog;
+  } else if (catalog_->sequence != sequence_) {
+    // The entry stays journaled, its undo after it: the catalog is the old one at its number.
+    auto undone = make_ref<Catalog>(*catalog_);
+    undone->sequence = sequence_;
+    catalog_ = std::move(undone);
+  }
   remove_orphan_directories();
+  if (records_.empty()) {
+    finish_current(failure_);  // A purge: nothing journaled.
+    return;
+  }
+  phase_ = Phase::settling;
+  journal_.applied(shard_.reactor(), sequence_, current_->journaled_sequence() == 0, *this);
+}
+
+void Coordinator::finish_current(Status status) {
   change_ = Change{};
+  records_.clear();
   MetadataCommand& command = *std::exchange(current_, nullptr);
-  Flow::finish(command, shard_, failure_);
+  Flow::finish(command, shard_, status);
   start_next();
 }
 

@@ -7,7 +7,7 @@
 #include "hark/core/base/ref.h"
 #include "hark/core/base/result.h"
 #include "hark/core/broker/internal/catalog.h"
-#include "hark/core/broker/internal/metadata_log.h"
+#include "hark/core/broker/metadata_journal.h"
 #include "hark/core/broker/operations.h"
 #include "hark/io/reactor.h"
 
@@ -23,20 +23,25 @@ struct Change {
   std::vector<Ref<PartitionCell>> purged;
 };
 
-// Runs metadata commands one at a time on shard 0 (which owns the catalog): persists the
-// change in the metadata log (write + fdatasync), then runs two rounds over every shard:
+// Runs metadata commands one at a time on shard 0 (which owns the catalog): journals the
+// change as entry n (the catalog's sequence + 1; MetadataJournal: metadata.log on one node,
+// etcd in a cluster), then runs two rounds over every shard:
 //   apply:  each shard takes the new catalog, opens the partitions it owns among `created`
 //           and purges those among `purged`;
 //   retire: (when partitions were removed) once no shard can reach them any more, each owner
-//           aborts their parked polls as deleted, closes them and deletes their files.
-// The command is answered after the last round, so any connection sees its effect next.
+//           aborts their parked polls as deleted, closes them and deletes their files;
+// then tells the journal it applied n, and answers the command when the journal says so (a
+// cluster: once every live node applied n), so any connection sees its effect next.
+// Entries other nodes wrote (ApplyJournalEntry) run the same way, in sequence order, ahead of
+// local commands. When another node took n first (JournalResult::taken), the command waits
+// for that entry, then is checked again against the newer catalog and journaled as n + 1.
 // If a shard fails to open a partition, the change is undone the same way (the old catalog
-// applied, the new partitions retired, the opposite record journaled) and the command fails
-// with that error.
-class Coordinator final : private PersistDone {
+// applied, the new partitions retired, the opposite record journaled locally) and the command
+// fails with that error.
+class Coordinator final : private JournalDone {
  public:
-  // `log` persists each change before it is applied; it must outlive the coordinator.
-  Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, MetadataLog& log);
+  // `journal` keeps each change before it is applied; it must outlive the coordinator.
+  Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, MetadataJournal& journal);
   ~Coordinator();
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
@@ -46,6 +51,7 @@ class Coordinator final : private PersistDone {
 
  private:
   enum class Round : uint8_t { apply, retire };
+  enum class Phase : uint8_t { idle, journaling, rounds, settling };
 
   // Visits one shard for a round and comes back to shard 0.
   class RoundTask final : public io::Task {
@@ -58,22 +64,33 @@ class Coordinator final : private PersistDone {
   };
 
   void start_next();
+  // The next thing to run: an adopted entry in order, else a local command unless one waits
+  // for an entry another node took; null if neither.
+  MetadataCommand* take_next();
+  void run(MetadataCommand& command);
   // too_many_partitions (logged) if `next` holds more than BrokerOptions::partitions_max.
   Status check_partitions_max(const Catalog& next) const;
-  void persisted(Status status) override;
+  void journaled(JournalResult result) override;
   void begin_round(Round round);
   void round_done(RoundTask& task);
   void complete();
+  void finish_current(Status status);
   void journal_undo();
   void remove_orphan_directories();
 
   BrokerShard& shard_;
-  MetadataLog& log_;
+  MetadataJournal& journal_;
   Ref<const Catalog> catalog_;
-  std::deque<MetadataCommand*> queue_;
+  std::deque<MetadataCommand*> queue_;    // Local commands, in arrival order.
+  std::deque<MetadataCommand*> entries_;  // Adopted entries, in arrival (= sequence) order.
   std::vector<RoundTask> tasks_;
   MetadataCommand* current_ = nullptr;
+  Phase phase_ = Phase::idle;
   Change change_;
+  std::vector<std::byte> records_;  // The current entry's, while the journal holds a view.
+  uint64_t sequence_ = 0;           // The last entry journaled here.
+  uint64_t waiting_for_ = 0;        // A local command waits until sequence_ reaches it.
+  bool stalled_ = false;            // An adopted entry could not be applied: logged, stopped.
   Round round_ = Round::apply;
   uint32_t returned_ = 0;
   Status failure_;

@@ -28,6 +28,7 @@ class RecordWriter {
     u8(static_cast<uint8_t>(text.size()));
     return raw(text.data(), text.size());
   }
+  RecordWriter& bytes(std::span<const std::byte> data) { return raw(data.data(), data.size()); }
 
  private:
   // Little-endian hosts only (x86-64, aarch64): the values are copied as they are in memory.
@@ -61,6 +62,7 @@ class RecordReader {
            u64(settings.max_topic_size) && u8(settings.replication_factor);
   }
   bool at_end() const { return bytes_.empty(); }
+  std::span<const std::byte> rest() { return std::exchange(bytes_, std::span<const std::byte>()); }
 
  private:
   bool raw(void* value, size_t size) {
@@ -140,6 +142,11 @@ void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_
 void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                            uint32_t id) {
   RecordWriter(out, RecordKind::group_deleted).u32(stream).u32(topic).u32(id);
+}
+
+void journal_entry(std::vector<std::byte>& out, uint64_t sequence,
+                   std::span<const std::byte> records) {
+  RecordWriter(out, RecordKind::entry).u64(sequence).bytes(records);
 }
 
 namespace {
@@ -248,6 +255,23 @@ bool replay_group(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
   return true;
 }
 
+// Entries are applied in order (the next one only), and hold no entry.
+bool replay_entry(RecordReader& reader, CatalogEdit& edit) {
+  uint64_t sequence = 0;
+  if (!reader.u64(sequence) || sequence != edit.catalog().sequence + 1) return false;
+  std::span<const std::byte> records = reader.rest();
+  while (!records.empty()) {
+    const Result<storage::FramedRecord> record = storage::next_record(records);
+    if (!record.ok() || record->payload.empty() ||
+        record->payload[0] == std::byte(RecordKind::entry) || !replay(record->payload, edit).ok()) {
+      return false;
+    }
+    records = records.subspan(record->size);
+  }
+  edit.set_sequence(sequence);
+  return true;
+}
+
 }  // namespace
 
 Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
@@ -267,8 +291,18 @@ Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
     case RecordKind::partitions_deleted: replayed = replay_partitions(kind, reader, edit); break;
     case RecordKind::group_created:
     case RecordKind::group_deleted: replayed = replay_group(kind, reader, edit); break;
+    case RecordKind::entry: replayed = replay_entry(reader, edit); break;
   }
   return replayed && reader.at_end() ? ok_status() : corrupted();
+}
+
+Status replay_records(std::span<const std::byte> records, CatalogEdit& edit) {
+  while (!records.empty()) {
+    HARK_TRY_ASSIGN(const storage::FramedRecord record, storage::next_record(records));
+    HARK_TRY(replay(record.payload, edit));
+    records = records.subspan(record.size);
+  }
+  return ok_status();
 }
 
 }  // namespace hark::core::internal

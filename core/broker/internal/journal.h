@@ -28,6 +28,10 @@ enum class RecordKind : uint8_t {
   partitions_deleted = 8,
   group_created = 9,
   group_deleted = 10,
+  // One metadata command's records as one record, with its number in the journal (1, 2,
+  // 3..., no gap), so the command is kept whole or not at all, and a node knows where its copy
+  // stands against a shared journal: [u64 sequence][the command's framed records].
+  entry = 11,
 };
 
 // Each appends one whole framed record to `out` (storage/record_file.h frames it).
@@ -51,8 +55,15 @@ void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_
 void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                            uint32_t id);
 
+// Appends one framed entry record holding `records` (framed, none of them an entry).
+void journal_entry(std::vector<std::byte>& out, uint64_t sequence,
+                   std::span<const std::byte> records);
+
 // Applies one record's payload to `edit`. Error::state_file_corrupted if it does not decode or
 // does not fit the catalog (an unknown stream, a duplicate id).
 Status replay(std::span<const std::byte> payload, CatalogEdit& edit);
+// Applies every framed record of `records` (as storage::RecordFile frames them; a journal
+// entry is one). state_file_corrupted as replay(), or if the framing is damaged.
+Status replay_records(std::span<const std::byte> records, CatalogEdit& edit);
 
 }  // namespace hark::core::internal

@@ -30,17 +30,23 @@ Result<std::unique_ptr<MetadataLog>> MetadataLog::open(const std::string& path,
 
 MetadataLog::~MetadataLog() = default;
 
-void MetadataLog::append(io::Ring& ring, std::span<const std::byte> records, PersistDone& done) {
+void MetadataLog::append(io::Reactor& reactor, const JournalEntry& entry, JournalDone& done) {
   HARK_ASSERT(done_ == nullptr);
-  ring_ = &ring;
+  HARK_ASSERT(!entry.records.empty());
+  ring_ = &reactor.ring();
   done_ = &done;
-  pending_.assign(records.begin(), records.end());
+  pending_.assign(entry.records.begin(), entry.records.end());
   written_ = 0;
   syncing_ = false;
-  ring.write(file_.fd(), pending_, file_.size(), *this);
+  ring_->write(file_.fd(), pending_, file_.size(), *this);
 }
 
-Status MetadataLog::append_now(std::span<const std::byte> records) {
+void MetadataLog::applied(io::Reactor& /*reactor*/, uint64_t /*sequence*/, bool /*own*/,
+                          JournalDone& done) {
+  done.journaled({});
+}
+
+Status MetadataLog::append_undo(std::span<const std::byte> records) {
   HARK_ASSERT(done_ == nullptr);
   return file_.append_now(records);
 }
@@ -52,7 +58,7 @@ void MetadataLog::complete(int32_t result, uint32_t /*flags*/) {
       return;
     }
     file_.acknowledged(pending_.size());
-    std::exchange(done_, nullptr)->persisted(ok_status());
+    std::exchange(done_, nullptr)->journaled({});
     return;
   }
   if (result <= 0) {
@@ -73,7 +79,7 @@ void MetadataLog::fail(Error error) {
   // Cut back what may have been written, so the next record follows the last good one.
   // Error path only: a blocking ftruncate on shard 0 is fine here.
   (void)file_.cut_back();
-  std::exchange(done_, nullptr)->persisted(error);
+  std::exchange(done_, nullptr)->journaled({.status = error});
 }
 
 }  // namespace hark::core::internal

@@ -9,6 +9,7 @@
 #include "hark/core/base/ref.h"
 #include "hark/core/base/result.h"
 #include "hark/core/broker/internal/catalog.h"
+#include "hark/core/broker/metadata_journal.h"
 #include "hark/core/ownership_map.h"
 #include "hark/io/completion.h"
 #include "hark/io/ring.h"
@@ -16,20 +17,12 @@
 
 namespace hark::core::internal {
 
-// Told once when a MetadataLog append is durable, or why it is not.
-class PersistDone {
- public:
-  virtual void persisted(Status status) = 0;
-
- protected:
-  ~PersistDone() = default;
-};
-
 // The catalog on disk: <data>/metadata.log, a storage::RecordFile with magic "HARKMETA" whose
 // records are journal records (journal.h), appended in order. A command is
 // acknowledged only after its record is written and fdatasynced, so a restart never forgets
-// an acknowledged change. docs/storage-format.md §Metadata log.
-class MetadataLog final : private io::Completion {
+// an acknowledged change. docs/storage-format.md §Metadata log. The single node's
+// MetadataJournal, and a cluster's local cache of the shared one (server/cluster/etcd_journal.h).
+class MetadataLog final : public MetadataJournal, private io::Completion {
  public:
   static constexpr uint32_t format_version = 1;
 
@@ -40,16 +33,18 @@ class MetadataLog final : private io::Completion {
   static Result<std::unique_ptr<MetadataLog>> open(const std::string& path,
                                                    const OwnershipMap& ownership, Clock& clock,
                                                    Ref<const Catalog>& catalog);
-  ~MetadataLog();
+  ~MetadataLog() override;
   MetadataLog(const MetadataLog&) = delete;
   MetadataLog& operator=(const MetadataLog&) = delete;
 
-  // Shard 0, one at a time: appends `records` through `ring` and fdatasyncs; then calls
-  // `done.persisted()` (cannot_write_to_file / cannot_sync_file on failure, the file cut
-  // back to where it was).
-  void append(io::Ring& ring, std::span<const std::byte> records, PersistDone& done);
-  // The same, blocking (pwrite + fdatasync): for an undo, on an error path only.
-  Status append_now(std::span<const std::byte> records);
+  // Shard 0, one at a time: appends the entry's records through the reactor's ring and
+  // fdatasyncs; then calls `done.journaled()` (cannot_write_to_file / cannot_sync_file on
+  // failure, the file cut back to where it was).
+  void append(io::Reactor& reactor, const JournalEntry& entry, JournalDone& done) override;
+  // One node: nobody else to wait for; answers at once.
+  void applied(io::Reactor& reactor, uint64_t sequence, bool own, JournalDone& done) override;
+  // Blocking (pwrite + fdatasync): for an undo, on an error path only.
+  Status append_undo(std::span<const std::byte> records) override;
 
  private:
   explicit MetadataLog(storage::RecordFile file) : file_(std::move(file)) {}
@@ -58,7 +53,7 @@ class MetadataLog final : private io::Completion {
 
   storage::RecordFile file_;
   io::Ring* ring_ = nullptr;
-  PersistDone* done_ = nullptr;
+  JournalDone* done_ = nullptr;
   std::vector<std::byte> pending_;
   uint64_t written_ = 0;  // Of pending_.
   bool syncing_ = false;

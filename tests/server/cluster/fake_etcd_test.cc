@@ -144,6 +144,29 @@ TEST_F(FakeEtcdTest, MirrorRereadsAfterCompactionAndSeesDeletesItMissed) {
   EXPECT_EQ(mirror.entries().size(), 3u);
 }
 
+// A node's own write at the next revision goes into its mirror at once, exactly as the watch
+// would bring it (so its next watch starts current); one that is not next is left to the watch.
+TEST_F(FakeEtcdTest, MirrorTakesItsOwnNextWriteAsTheWatchWould) {
+  (void)*client->put("/m/a", "1", 0);
+  PrefixMirror mirror("/m/");
+  PrefixMirror watched("/m/");
+  ASSERT_TRUE(mirror.sync(*client, Duration(0)).ok());
+  ASSERT_TRUE(watched.sync(*client, Duration(0)).ok());
+  const std::vector<TxnOp> ops = {TxnOp::put("/m/a", "2"), TxnOp::put("/m/b", "3")};
+  Txn txn;
+  txn.success = ops;
+  const TxnResult result = *client->txn(txn);
+  EXPECT_TRUE(mirror.apply_own(ops, result.revision));
+  ASSERT_TRUE(watched.sync(*client, Duration(0)).ok());
+  EXPECT_EQ(mirror.entries(), watched.entries());
+  EXPECT_EQ(mirror.revision(), watched.revision());
+  // Someone else wrote in between: not the next revision, nothing applied.
+  (void)*client->put("/m/other", "x", 0);
+  const int64_t mine = *client->put("/m/a", "4", 0);
+  EXPECT_FALSE(mirror.apply_own({TxnOp::put("/m/a", "4")}, mine));
+  EXPECT_EQ(mirror.entries().at("/m/a").value, "2");
+}
+
 TEST_F(FakeEtcdTest, UnreachableRefusesEveryCall) {
   etcd.set_reachable(false);
   EXPECT_EQ(client->range("/a", false).error(), Error::cannot_establish_connection);

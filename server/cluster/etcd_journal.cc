@@ -1,0 +1,383 @@
+#include "hark/server/cluster/etcd_journal.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+#include "hark/core/base/log.h"
+
+namespace hark::server::cluster {
+
+// ---- JournalLink -------------------------------------------------------------------------
+
+void JournalLink::set_start(uint64_t sequence) {
+  std::lock_guard lock(mutex_);
+  start_ = sequence;
+}
+
+uint64_t JournalLink::start() const {
+  std::lock_guard lock(mutex_);
+  return start_;
+}
+
+void JournalLink::set_waker(Waker* waker) {
+  std::lock_guard lock(mutex_);
+  waker_ = waker;
+}
+
+// Under the lock, so the coordination thread cannot clear the waker (and free what it
+// wakes) while it runs; the waker only signals.
+void JournalLink::wake() {
+  std::lock_guard lock(mutex_);
+  if (waker_ != nullptr) waker_->wake();
+}
+
+void JournalLink::push(Append append) {
+  {
+    std::lock_guard lock(mutex_);
+    work_.appends.push_back(std::move(append));
+  }
+  wake();
+}
+
+void JournalLink::push(Wait wait) {
+  {
+    std::lock_guard lock(mutex_);
+    work_.waits.push_back(wait);
+  }
+  wake();
+}
+
+void JournalLink::applied(uint64_t sequence) {
+  {
+    std::lock_guard lock(mutex_);
+    work_.applied = std::max(work_.applied, sequence);
+  }
+  wake();
+}
+
+JournalLink::Work JournalLink::take() {
+  std::lock_guard lock(mutex_);
+  Work work;
+  std::swap(work.appends, work_.appends);
+  std::swap(work.waits, work_.waits);
+  work.applied = work_.applied;
+  return work;
+}
+
+size_t JournalLink::pending() const {
+  std::lock_guard lock(mutex_);
+  return work_.appends.size() + work_.waits.size();
+}
+
+namespace {
+
+// One answer of the coordination thread, run on shard 0 (control plane: one allocation per
+// metadata command).
+class Answer final : public io::Task {
+ public:
+  Answer(core::JournalDone& done, core::JournalResult result) : done_(done), result_(result) {}
+  void run() override {
+    core::JournalDone& done = done_;
+    const core::JournalResult result = result_;
+    delete this;
+    done.journaled(result);
+  }
+
+ private:
+  core::JournalDone& done_;
+  core::JournalResult result_;
+};
+
+}  // namespace
+
+void JournalLink::answer(io::Reactor& reactor, core::JournalDone& done,
+                         core::JournalResult result) {
+  reactor.post_from_outside(*new Answer(done, result));
+}
+
+// ---- EtcdJournal (shard 0) ---------------------------------------------------------------
+
+void EtcdJournal::append(io::Reactor& reactor, const core::JournalEntry& entry,
+                         core::JournalDone& done) {
+  if (entry.adopted) {
+    local_.append(reactor, entry, done);  // etcd holds it already.
+    return;
+  }
+  HARK_ASSERT(caller_ == nullptr);
+  reactor_ = &reactor;
+  pending_ = entry;  // Its records stay the Coordinator's until it is answered.
+  caller_ = &done;
+  link_.push(JournalLink::Append{
+      .sequence = entry.sequence,
+      .records =
+          std::string(reinterpret_cast<const char*>(entry.records.data()), entry.records.size()),
+      .created = entry.created,
+      .removed = entry.removed,
+      .done = this,
+      .reactor = &reactor});
+}
+
+void EtcdJournal::journaled(core::JournalResult result) {
+  core::JournalDone& caller = *std::exchange(caller_, nullptr);
+  if (!result.status.ok() || result.taken) {
+    caller.journaled(result);
+    return;
+  }
+  // etcd holds the entry: keep it in metadata.log, the cache a restart replays first.
+  local_.append(*reactor_, pending_, caller);
+}
+
+void EtcdJournal::applied(io::Reactor& reactor, uint64_t sequence, bool own,
+                          core::JournalDone& done) {
+  link_.applied(sequence);
+  if (!own) {
+    done.journaled({});
+    return;
+  }
+  link_.push(JournalLink::Wait{.sequence = sequence, .done = &done, .reactor = &reactor});
+}
+
+Status EtcdJournal::append_undo(std::span<const std::byte> records) {
+  HARK_LOG_ERROR(
+      "metadata journal: a change etcd holds could not be applied on this node; undone here "
+      "only (other nodes keep it)");
+  return local_.append_undo(records);
+}
+
+// ---- MetadataSync (the coordination thread) ----------------------------------------------
+
+namespace {
+
+// An entry on its way to shard 0; it frees itself when answered (control plane).
+class DeliveredEntry final : public core::ApplyJournalEntry {
+ public:
+  void done() override {
+    if (!status().ok()) {
+      HARK_LOG_ERROR("cluster: metadata entry %u not applied: %s", sequence,
+                     std::string(error_name(status().error())));
+    }
+    delete this;
+  }
+};
+
+}  // namespace
+
+void BrokerEntrySink::deliver(uint64_t sequence, std::string records) {
+  auto* entry = new DeliveredEntry();
+  entry->sequence = sequence;
+  const auto* bytes = reinterpret_cast<const std::byte*>(records.data());
+  entry->records.assign(bytes, bytes + records.size());
+  broker_.submit(*entry);
+}
+
+std::unique_ptr<core::MetadataJournal> EtcdJournalFactory::make(core::MetadataJournal& local,
+                                                                uint64_t sequence) {
+  link_.set_start(sequence);
+  return std::make_unique<EtcdJournal>(local, link_);
+}
+
+MetadataSync::MetadataSync(JournalLink& link, EntrySink& sink, MetadataSyncOptions options)
+    : link_(link), sink_(sink), options_(options) {}
+
+void MetadataSync::step(Coordinator& etcd, NodeAgent& agent, Instant now, bool synced) {
+  if (next_ == 0) next_ = link_.start() + 1;
+  JournalLink::Work work = link_.take();
+  applied_ = std::max(applied_, work.applied);
+  for (JournalLink::Wait& wait : work.waits) {
+    waits_.push_back({.wait = wait, .deadline = now + options_.ack_timeout});
+  }
+  for (JournalLink::Append& append : work.appends) {
+    if (!synced) {
+      HARK_LOG_WARN("cluster: metadata command refused (entry %u): etcd cannot be reached",
+                    append.sequence);
+      JournalLink::answer(*append.reactor, *append.done, {.status = Error::feature_unavailable});
+      continue;
+    }
+    write(etcd, agent, append);
+  }
+  if (synced) {
+    deliver(agent);
+    publish(etcd, agent);
+  }
+  // A command already in etcd is answered even while etcd is away (at its ack timeout).
+  answer_waits(etcd, agent, now, synced);
+}
+
+void MetadataSync::stop() {
+  JournalLink::Work work = link_.take();
+  for (JournalLink::Append& append : work.appends) {
+    JournalLink::answer(*append.reactor, *append.done, {.status = Error::feature_unavailable});
+  }
+  for (JournalLink::Wait& wait : work.waits) waits_.push_back({.wait = wait, .deadline = {}});
+  for (PendingWait& pending : waits_) {
+    JournalLink::answer(*pending.wait.reactor, *pending.wait.done, {});
+  }
+  waits_.clear();
+}
+
+// Entry n goes in only if nobody wrote n yet and n - 1 exists: etcd alone orders the journal.
+// The partitions it creates are asked for in the same transaction (the controller assigns
+// them), the ones it removes are no longer asked for; their assignments stay (docs/cluster.md
+// §Metadata: epochs only grow).
+void MetadataSync::write(Coordinator& etcd, NodeAgent& agent, JournalLink::Append& append) {
+  const Keys& keys = agent.keys();
+  const std::string key = keys.meta_entry(append.sequence);
+  Txn txn;
+  txn.compare.push_back({.key = key,
+                         .target = Compare::Target::create_revision,
+                         .op = Compare::Op::equal,
+                         .value = {},
+                         .number = 0});
+  if (append.sequence > 1) {
+    txn.compare.push_back({.key = keys.meta_entry(append.sequence - 1),
+                           .target = Compare::Target::create_revision,
+                           .op = Compare::Op::greater,
+                           .value = {},
+                           .number = 0});
+  }
+  txn.success.push_back(TxnOp::put(key, append.records));
+  const size_t keys_count = append.created.size() + append.removed.size();
+  const size_t first = std::min(keys_count, options_.txn_keys_max);
+  for (size_t i = 0; i < first; i++) {
+    txn.success.push_back(
+        i < append.created.size()
+            ? TxnOp::put(keys.partition(append.created[i]), "")
+            : TxnOp::erase(keys.partition(append.removed[i - append.created.size()])));
+  }
+  txn.failure.push_back(TxnOp::range(key));
+  const Result<TxnResult> result = etcd.txn(txn);
+  if (!result.ok()) {
+    HARK_LOG_WARN("cluster: metadata command refused (entry %u): etcd: %s", append.sequence,
+                  std::string(error_name(result.error())));
+    JournalLink::answer(*append.reactor, *append.done, {.status = Error::feature_unavailable});
+    return;
+  }
+  if (result->succeeded) {
+    agent.written(txn.success, result->revision);
+    write_rest(etcd, agent, append, first);
+    JournalLink::answer(*append.reactor, *append.done, {});
+    return;
+  }
+  if (!result->ranges.empty() && !result->ranges[0].kvs.empty()) {
+    JournalLink::answer(*append.reactor, *append.done, {.status = ok_status(), .taken = true});
+    return;
+  }
+  HARK_LOG_ERROR(
+      "cluster: etcd's metadata journal lacks entry %u that this node's metadata.log holds (was "
+      "etcd reset, or is this data directory from another cluster?); metadata commands are "
+      "refused",
+      append.sequence - 1);
+  JournalLink::answer(*append.reactor, *append.done, {.status = Error::feature_unavailable});
+}
+
+// Partition requests past the first transaction's share (a topic with many partitions).
+void MetadataSync::write_rest(Coordinator& etcd, const NodeAgent& agent,
+                              const JournalLink::Append& append, size_t from) {
+  const Keys& keys = agent.keys();
+  const size_t count = append.created.size() + append.removed.size();
+  while (from < count) {
+    Txn txn;
+    const size_t end = std::min(count, from + options_.txn_keys_max);
+    for (size_t i = from; i < end; i++) {
+      txn.success.push_back(
+          i < append.created.size()
+              ? TxnOp::put(keys.partition(append.created[i]), "")
+              : TxnOp::erase(keys.partition(append.removed[i - append.created.size()])));
+    }
+    if (!etcd.txn(txn).ok()) {
+      HARK_LOG_ERROR("cluster: entry %u: could not write its partition requests %u..%u",
+                     append.sequence, from, end - 1);
+      return;
+    }
+    from = end;
+  }
+}
+
+// Every entry the mirror holds from next_ on, in order; a gap waits for the watch.
+void MetadataSync::deliver(const NodeAgent& agent) {
+  const auto& entries = agent.mirror().entries();
+  for (;;) {
+    const auto found = entries.find(agent.keys().meta_entry(next_));
+    if (found == entries.end()) return;
+    sink_.deliver(next_, found->second.value);
+    next_++;
+  }
+}
+
+void MetadataSync::publish(Coordinator& etcd, NodeAgent& agent) {
+  const int64_t lease = agent.lease();
+  if (lease == 0 || (applied_ == published_ && lease == published_lease_)) return;
+  // On the node's lease: a node that is gone stops counting.
+  std::vector<TxnOp> put = {
+      TxnOp::put(agent.keys().applied_by(options_.self), std::to_string(applied_), lease)};
+  const Result<int64_t> revision = etcd.put(put[0].key, put[0].value, lease);
+  if (!revision.ok()) return;  // Retried at the next step.
+  agent.written(put, *revision);
+  published_ = applied_;
+  published_lease_ = lease;
+}
+
+std::string MetadataSync::lagging(const NodeAgent& agent, uint64_t sequence,
+                                  const std::map<uint32_t, uint64_t>& applied) const {
+  std::string names;
+  const Ref<const ClusterView> view = agent.view();
+  if (!view) return names;
+  for (const NodeInfo& node : view->nodes) {
+    if (node.id == options_.self) continue;
+    const auto found = applied.find(node.id);
+    if (found != applied.end() && found->second >= sequence) continue;
+    names += (names.empty() ? "" : ", ") + std::to_string(node.id);
+  }
+  return names;
+}
+
+// Read directly rather than from the mirror: a watch that starts behind etcd's revision is
+// served by etcd's catch-up loop (every 100 ms), which would add that much to every command.
+std::map<uint32_t, uint64_t> MetadataSync::read_applied(Coordinator& etcd,
+                                                        const NodeAgent& agent) const {
+  std::map<uint32_t, uint64_t> applied;
+  const std::string& prefix = agent.keys().applied;
+  const Result<RangeResult> read = etcd.range(prefix, true);
+  std::vector<const KeyValue*> kvs;
+  if (read.ok()) {
+    for (const KeyValue& kv : read->kvs) kvs.push_back(&kv);
+  } else {
+    for (const auto& [key, kv] : agent.mirror().entries()) {
+      if (key.starts_with(prefix)) kvs.push_back(&kv);
+    }
+  }
+  for (const KeyValue* kv : kvs) {
+    uint32_t node = 0;
+    uint64_t sequence = 0;
+    const std::string_view id = std::string_view(kv->key).substr(prefix.size());
+    std::from_chars(id.data(), id.data() + id.size(), node);
+    std::from_chars(kv->value.data(), kv->value.data() + kv->value.size(), sequence);
+    applied[node] = sequence;
+  }
+  return applied;
+}
+
+void MetadataSync::answer_waits(Coordinator& etcd, const NodeAgent& agent, Instant now,
+                                bool synced) {
+  if (waits_.empty()) return;
+  std::map<uint32_t, uint64_t> applied;
+  if (synced) applied = read_applied(etcd, agent);
+  for (auto it = waits_.begin(); it != waits_.end();) {
+    const std::string behind = synced ? lagging(agent, it->wait.sequence, applied) : "?";
+    if (!behind.empty() && now < it->deadline) {
+      ++it;
+      continue;
+    }
+    if (!behind.empty()) {
+      HARK_LOG_WARN(
+          "cluster: entry %u answered before node(s) %s applied it (no progress within the ack "
+          "timeout); a client there may not see it yet",
+          it->wait.sequence, behind);
+    }
+    JournalLink::answer(*it->wait.reactor, *it->wait.done, {});
+    it = waits_.erase(it);
+  }
+}
+
+}  // namespace hark::server::cluster

@@ -1,0 +1,190 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hark/core/base/clock.h"
+#include "hark/core/broker/broker.h"
+#include "hark/core/broker/metadata_journal.h"
+#include "hark/server/cluster/coordinator.h"
+#include "hark/server/cluster/node_agent.h"
+
+namespace hark::server::cluster {
+
+// Cluster metadata in etcd (docs/cluster.md §Metadata). Three parts:
+//  - JournalLink: what shard 0 asks the coordination thread (append an entry, wait until every
+//    live node applied one, this node's progress); thread-safe, a mutex held for a push or a
+//    take, never across a call to etcd.
+//  - EtcdJournal: the core::MetadataJournal shard 0's Coordinator uses in cluster mode. It
+//    hands etcd work to the link and keeps each entry in the local metadata.log (its cache)
+//    once etcd holds it; never blocks shard 0.
+//  - MetadataSync: the coordination thread's side, stepped after NodeAgent::step: writes
+//    entries with one guarded transaction each, hands every entry etcd holds to the broker in
+//    order (ApplyJournalEntry), publishes applied/<self>, and answers a waiting command once
+//    every live node's applied/<id> reached its entry.
+class JournalLink {
+ public:
+  // What a push wakes (the coordination thread). Called under the link's lock: it only
+  // signals.
+  class Waker {
+   public:
+    virtual void wake() = 0;
+
+   protected:
+    ~Waker() = default;
+  };
+
+  struct Append {
+    uint64_t sequence = 0;
+    std::string records;
+    std::vector<core::PartitionKey> created;
+    std::vector<core::PartitionKey> removed;
+    core::JournalDone* done = nullptr;
+    io::Reactor* reactor = nullptr;
+  };
+  struct Wait {
+    uint64_t sequence = 0;
+    core::JournalDone* done = nullptr;
+    io::Reactor* reactor = nullptr;
+  };
+  struct Work {
+    std::vector<Append> appends;
+    std::vector<Wait> waits;
+    uint64_t applied = 0;  // The last entry this node applied.
+  };
+
+  // The entry the local metadata.log reached at start (delivery resumes after it).
+  void set_start(uint64_t sequence);
+  uint64_t start() const;
+  // Called (outside the lock) after each push, to end the coordination thread's wait.
+  void set_waker(Waker* waker);
+
+  // Shard 0.
+  void push(Append append);
+  void push(Wait wait);
+  void applied(uint64_t sequence);
+  // The coordination thread.
+  Work take();
+  // Appends and waits not taken yet (tests: a command has reached the link).
+  size_t pending() const;
+  // Posts `result` to `done` on `reactor`'s shard (its Inbox).
+  static void answer(io::Reactor& reactor, core::JournalDone& done, core::JournalResult result);
+
+ private:
+  void wake();
+
+  mutable std::mutex mutex_;
+  Work work_;
+  uint64_t start_ = 0;
+  Waker* waker_ = nullptr;
+};
+
+class EtcdJournal final : public core::MetadataJournal, private core::JournalDone {
+ public:
+  // `local` (metadata.log) and `link` must outlive the journal.
+  EtcdJournal(core::MetadataJournal& local, JournalLink& link) : local_(local), link_(link) {}
+
+  void append(io::Reactor& reactor, const core::JournalEntry& entry,
+              core::JournalDone& done) override;
+  void applied(io::Reactor& reactor, uint64_t sequence, bool own, core::JournalDone& done) override;
+  Status append_undo(std::span<const std::byte> records) override;
+
+ private:
+  // etcd's answer to an append, on shard 0: on success the entry goes to metadata.log.
+  void journaled(core::JournalResult result) override;
+
+  core::MetadataJournal& local_;
+  JournalLink& link_;
+  io::Reactor* reactor_ = nullptr;
+  core::JournalEntry pending_;
+  core::JournalDone* caller_ = nullptr;
+};
+
+// Where MetadataSync hands each entry etcd holds, in order (harkd: Broker::submit of an
+// ApplyJournalEntry).
+class EntrySink {
+ public:
+  virtual void deliver(uint64_t sequence, std::string records) = 0;
+
+ protected:
+  ~EntrySink() = default;
+};
+
+// Submits each entry to the broker as an ApplyJournalEntry (failures logged).
+class BrokerEntrySink final : public EntrySink {
+ public:
+  explicit BrokerEntrySink(core::Broker& broker) : broker_(broker) {}
+  void deliver(uint64_t sequence, std::string records) override;
+
+ private:
+  core::Broker& broker_;
+};
+
+// harkd's JournalFactory: an EtcdJournal over `link`, which learns where the local log stands.
+class EtcdJournalFactory final : public core::JournalFactory {
+ public:
+  explicit EtcdJournalFactory(JournalLink& link) : link_(link) {}
+  std::unique_ptr<core::MetadataJournal> make(core::MetadataJournal& local,
+                                              uint64_t sequence) override;
+
+ private:
+  JournalLink& link_;
+};
+
+struct MetadataSyncOptions {
+  uint32_t self = 0;
+  // How long a command waits for the other live nodes to apply its entry before it is
+  // answered anyway (logged): a node that hangs without losing its lease.
+  Duration ack_timeout = std::chrono::seconds(5);
+  // Partition keys per etcd transaction (etcd's --max-txn-ops is 128 by default).
+  size_t txn_keys_max = 100;
+};
+
+class MetadataSync {
+ public:
+  // `link` and `sink` must outlive it.
+  MetadataSync(JournalLink& link, EntrySink& sink, MetadataSyncOptions options);
+
+  // After each NodeAgent step (`synced`: it reached etcd). Appends are written (or refused
+  // with feature_unavailable when etcd cannot be reached), new entries delivered, this node's
+  // progress published, waits answered.
+  void step(Coordinator& etcd, NodeAgent& agent, Instant now, bool synced);
+  // Leaving: answers what is queued (appends refused, waits answered as they are).
+  void stop();
+  // True while a command waits for other nodes: the caller steps again soon (a short watch),
+  // since their progress is read directly.
+  bool waiting() const { return !waits_.empty(); }
+
+ private:
+  struct PendingWait {
+    JournalLink::Wait wait;
+    Instant deadline;
+  };
+
+  void write(Coordinator& etcd, NodeAgent& agent, JournalLink::Append& append);
+  void write_rest(Coordinator& etcd, const NodeAgent& agent, const JournalLink::Append& append,
+                  size_t from);
+  void deliver(const NodeAgent& agent);
+  void publish(Coordinator& etcd, NodeAgent& agent);
+  void answer_waits(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced);
+  // applied/<id> of every node, read from etcd (the mirror's copy if etcd does not answer).
+  std::map<uint32_t, uint64_t> read_applied(Coordinator& etcd, const NodeAgent& agent) const;
+  // The live nodes (but this one) whose progress is below `sequence`, as "2, 3".
+  std::string lagging(const NodeAgent& agent, uint64_t sequence,
+                      const std::map<uint32_t, uint64_t>& applied) const;
+
+  JournalLink& link_;
+  EntrySink& sink_;
+  MetadataSyncOptions options_;
+  uint64_t next_ = 0;       // The next entry to deliver; 0 until the first step.
+  uint64_t applied_ = 0;    // This node's progress, as shard 0 reported it.
+  uint64_t published_ = 0;  // As applied/<self> holds it.
+  int64_t published_lease_ = 0;
+  std::deque<PendingWait> waits_;
+};
+
+}  // namespace hark::server::cluster

@@ -1,0 +1,276 @@
+// Cluster metadata over FakeEtcd (server/cluster/etcd_journal.h), deterministic: two or three
+// in-process nodes, each a real core::Broker journaling through an EtcdJournal, with its
+// NodeAgent and MetadataSync stepped by the test (the coordination thread's loop, by hand, on
+// a ManualClock). Covered: creates racing for one entry (one wins, the other is checked again
+// against the newer catalog: a taken name gives the single node's error, another name goes in
+// as the next entry); a command answered only once every live node applied it; a restart that
+// replays metadata.log and then catches up from etcd; etcd unreachable (refused with
+// FeatureUnavailable, reads answered from the last catalog); a topic's partition requests
+// written with its entry and removed with its delete, their assignments kept.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hark/core/broker/blocking.h"
+#include "hark/server/cluster/etcd_journal.h"
+#include "hark/server/cluster/fake_etcd.h"
+#include "hark/tests/support/wait_until.h"
+
+namespace hark::server::cluster {
+namespace {
+
+using test::wait_until;
+
+// An operation submitted without blocking, so the test can step the nodes meanwhile.
+template <typename Op>
+class Async final : public Op {
+ public:
+  bool finished() const { return finished_.load(); }
+
+ private:
+  void done() override { finished_.store(true); }
+  std::atomic<bool> finished_{false};
+};
+
+struct Node {
+  uint32_t id = 0;
+  std::string directory;
+  JournalLink link;
+  EtcdJournalFactory factory{link};
+  std::unique_ptr<BrokerEntrySink> sink;
+  std::unique_ptr<Coordinator> client;
+  std::unique_ptr<NodeAgent> agent;
+  std::unique_ptr<MetadataSync> sync;
+  std::unique_ptr<core::Broker> broker;
+};
+
+class MetadataJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("hark_metadata_journal_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(root_);
+  }
+  void TearDown() override {
+    for (auto& node : nodes_) stop(*node);
+    std::filesystem::remove_all(root_);
+  }
+
+  Node& start(uint32_t id) {
+    if (nodes_.size() < id) nodes_.resize(id);
+    auto& slot = nodes_[id - 1];
+    slot = std::make_unique<Node>();
+    Node& node = *slot;
+    node.id = id;
+    node.directory = (root_ / ("node" + std::to_string(id))).string();
+    core::BrokerOptions options;
+    options.data_directory = node.directory;
+    options.shards_count = 2;
+    options.journal = &node.factory;
+    auto broker = core::Broker::start(options);
+    EXPECT_TRUE(broker.ok());
+    node.broker = std::move(broker).value();
+    node.client = etcd_.client();
+    node.agent = std::make_unique<NodeAgent>(
+        *node.client, clock_,
+        AgentOptions{.cluster = "test",
+                     .self = {.id = id, .client_address = "a", .link_address = "b", .shards = 2},
+                     .lease_ttl_seconds = 5});
+    node.sink = std::make_unique<BrokerEntrySink>(*node.broker);
+    node.sync = std::make_unique<MetadataSync>(
+        node.link, *node.sink,
+        MetadataSyncOptions{.self = id, .ack_timeout = std::chrono::seconds(5)});
+    return node;
+  }
+
+  void stop(Node& node) {
+    if (!node.broker) return;
+    node.sync->stop();
+    (void)node.agent->leave();
+    node.broker->stop();
+    node.broker.reset();
+  }
+
+  Node& node(uint32_t id) { return *nodes_.at(id - 1); }
+
+  // One pass of the coordination loop on each running node in `ids` (all when empty).
+  void step(std::initializer_list<uint32_t> ids = {}) {
+    for (auto& node : nodes_) {
+      if (!node || !node->broker) continue;
+      if (ids.size() != 0 && std::find(ids.begin(), ids.end(), node->id) == ids.end()) continue;
+      const bool synced = node->agent->step(Duration(0)).ok();
+      node->sync->step(*node->client, *node->agent, clock_.monotonic_now(), synced);
+    }
+  }
+
+  // Steps every node until `op` is answered (shards run on their own threads meanwhile).
+  template <typename Op>
+  bool settle(const Async<Op>& op) {
+    return wait_until([&] {
+      step();
+      return op.finished();
+    });
+  }
+
+  template <typename Op>
+  Status run(uint32_t id, Async<Op>& op) {
+    node(id).broker->submit(op);
+    EXPECT_TRUE(settle(op));
+    return op.status();
+  }
+
+  Status create_stream(uint32_t id, const std::string& name) {
+    Async<core::CreateStream> create;
+    create.name = name;
+    return run(id, create);
+  }
+
+  std::vector<core::StreamInfo> streams(uint32_t id) {
+    core::Blocking<core::GetStreams> get;
+    EXPECT_TRUE(get.call(*node(id).broker).ok());
+    return get.streams;
+  }
+
+  bool has_key(const std::string& key) {
+    auto client = etcd_.client();
+    const auto read = client->range(key, false);
+    return read.ok() && !read->kvs.empty();
+  }
+
+  ManualClock clock_;
+  FakeEtcd etcd_{clock_};
+  std::filesystem::path root_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+TEST_F(MetadataJournalTest, RacingCreatesOneWinsAndTheOtherIsCheckedAgainstTheNewerCatalog) {
+  start(1);
+  start(2);
+  step();
+  step();
+  // Both nodes build entry 1 on the same (empty) catalog before either reaches etcd.
+  Async<core::CreateStream> first;
+  first.name = "taken";
+  Async<core::CreateStream> second;
+  second.name = "taken";
+  Async<core::CreateStream> third;
+  third.name = "other";
+  node(1).broker->submit(first);
+  node(2).broker->submit(second);
+  node(2).broker->submit(third);
+  ASSERT_TRUE(
+      wait_until([&] { return node(1).link.pending() == 1 && node(2).link.pending() == 1; }));
+  ASSERT_TRUE(settle(first));
+  ASSERT_TRUE(settle(second));
+  ASSERT_TRUE(settle(third));
+  // Node 1 stepped first and won entry 1; node 2 applied it and then refused its own command
+  // as one node would.
+  EXPECT_TRUE(first.status().ok());
+  EXPECT_EQ(second.status().error(), Error::stream_name_already_exists);
+  EXPECT_TRUE(third.status().ok());
+  EXPECT_TRUE(has_key("/hark/test/meta/00000000000000000001"));
+  EXPECT_TRUE(has_key("/hark/test/meta/00000000000000000002"));
+  EXPECT_FALSE(has_key("/hark/test/meta/00000000000000000003"));
+  const auto one = streams(1);
+  const auto two = streams(2);
+  ASSERT_EQ(one.size(), 2u);
+  ASSERT_EQ(two.size(), 2u);
+  for (size_t i = 0; i < 2; i++) {
+    EXPECT_EQ(one[i].id, two[i].id);
+    EXPECT_EQ(one[i].name, two[i].name);
+    EXPECT_EQ(one[i].created_at, two[i].created_at);
+  }
+}
+
+TEST_F(MetadataJournalTest, ACommandIsAnsweredOnlyOnceEveryLiveNodeAppliedIt) {
+  start(1);
+  start(2);
+  step();
+  step();
+  Async<core::CreateStream> create;
+  create.name = "s";
+  node(1).broker->submit(create);
+  // Only node 1 steps: its entry is in etcd and applied there, but node 2 has not applied it.
+  ASSERT_TRUE(wait_until([&] {
+    step({1});
+    return has_key("/hark/test/applied/1");
+  }));
+  for (int i = 0; i < 20; i++) step({1});
+  EXPECT_FALSE(create.finished());
+  EXPECT_EQ(streams(2).size(), 0u);
+  // Node 2 steps: it applies the entry, says so, and node 1 answers.
+  ASSERT_TRUE(settle(create));
+  EXPECT_TRUE(create.status().ok());
+  EXPECT_EQ(streams(2).size(), 1u);
+}
+
+TEST_F(MetadataJournalTest, ARestartReplaysItsMetadataLogThenCatchesUpFromEtcd) {
+  start(1);
+  start(2);
+  step();
+  step();
+  ASSERT_TRUE(create_stream(1, "kept").ok());
+  stop(node(2));
+  ASSERT_TRUE(create_stream(1, "missed").ok());  // Node 2 left: nobody to wait for.
+  Node& back = start(2);
+  EXPECT_EQ(back.link.start(), 1u);  // Entry 1 came from its own metadata.log.
+  EXPECT_EQ(streams(2).size(), 1u);
+  ASSERT_TRUE(wait_until([&] {
+    step();
+    return streams(2).size() == 2;
+  }));
+  EXPECT_EQ(streams(2)[1].name, "missed");
+  EXPECT_EQ(streams(2)[1].id, streams(1)[1].id);
+  // And it writes the next entry itself.
+  ASSERT_TRUE(create_stream(2, "third").ok());
+  EXPECT_EQ(streams(1).size(), 3u);
+}
+
+TEST_F(MetadataJournalTest, EtcdUnreachableRefusesCommandsAndReadsKeepAnswering) {
+  start(1);
+  step();
+  ASSERT_TRUE(create_stream(1, "before").ok());
+  etcd_.set_reachable(false);
+  EXPECT_EQ(create_stream(1, "refused").error(), Error::feature_unavailable);
+  ASSERT_EQ(streams(1).size(), 1u);
+  EXPECT_EQ(streams(1)[0].name, "before");
+  etcd_.set_reachable(true);
+  ASSERT_TRUE(create_stream(1, "after").ok());
+  EXPECT_EQ(streams(1).size(), 2u);
+}
+
+TEST_F(MetadataJournalTest, ATopicsPartitionsAreRequestedWithItsEntryAndReleasedByItsDelete) {
+  start(1);
+  step();
+  ASSERT_TRUE(create_stream(1, "s").ok());
+  Async<core::CreateTopic> topic;
+  topic.stream = core::NameOrId::id(0);
+  topic.name = "t";
+  topic.settings.partitions_count = 3;
+  ASSERT_TRUE(run(1, topic).ok());
+  for (int p = 0; p < 3; p++) {
+    EXPECT_TRUE(has_key("/hark/test/partitions/0/0/" + std::to_string(p))) << p;
+  }
+  step();  // The controller (node 1) assigns them.
+  EXPECT_TRUE(has_key("/hark/test/assignments/0/0/2"));
+  Async<core::DeletePartitions> shrink;
+  shrink.stream = core::NameOrId::id(0);
+  shrink.topic = core::NameOrId::id(0);
+  shrink.count = 1;
+  ASSERT_TRUE(run(1, shrink).ok());
+  EXPECT_FALSE(has_key("/hark/test/partitions/0/0/2"));
+  EXPECT_TRUE(has_key("/hark/test/partitions/0/0/1"));
+  // The assignment stays: a partition created again with the same ids keeps its epoch.
+  EXPECT_TRUE(has_key("/hark/test/assignments/0/0/2"));
+}
+
+}  // namespace
+}  // namespace hark::server::cluster
