@@ -66,6 +66,13 @@ void CoordinationThread::run() {
     // While a command waits for the others, their progress is read at every step: step often.
     const bool waiting = metadata && metadata->waiting();
     const Status stepped = agent.step(waiting ? std::chrono::milliseconds(5) : wait);
+    // The shards get the new view before this node's metadata progress is published: a
+    // command answered on that progress is then routable here (docs/cluster.md §Metadata).
+    const Ref<const ClusterView> view = agent.view();
+    if (view && view->version != published) {
+      published = view->version;
+      sink_.publish_cluster_view(view);
+    }
     if (metadata) {
       metadata->step(**gateway, agent, SystemClock::instance().monotonic_now(), stepped.ok());
     }
@@ -79,11 +86,6 @@ void CoordinationThread::run() {
       continue;
     }
     backoff = backoff_min;
-    const Ref<const ClusterView> view = agent.view();
-    if (view && view->version != published) {
-      published = view->version;
-      sink_.publish_cluster_view(view);
-    }
   }
   if (metadata) {
     options_.journal->set_waker(nullptr);

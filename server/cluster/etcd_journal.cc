@@ -305,9 +305,28 @@ void MetadataSync::deliver(const NodeAgent& agent) {
   }
 }
 
+// True when this node's view assigns every partition a command asked an owner for: before that,
+// a send or poll here for a partition just created would find no owner (11001). A node holds
+// its progress back until then, and the node that ran the command waits for its own view too,
+// so read-your-writes covers the assignments the controller writes after the entry.
+bool MetadataSync::assigned_all(const NodeAgent& agent) const {
+  const Ref<const ClusterView> view = agent.view();
+  if (!view) return false;
+  const std::string& prefix = agent.keys().partitions;
+  const auto& entries = agent.mirror().entries();
+  for (auto it = entries.lower_bound(prefix); it != entries.end() && it->first.starts_with(prefix);
+       ++it) {
+    const std::optional<core::PartitionKey> key =
+        parse_partition_suffix(std::string_view(it->first).substr(prefix.size()));
+    if (key && !view->assignments.contains(*key)) return false;
+  }
+  return true;
+}
+
 void MetadataSync::publish(Coordinator& etcd, NodeAgent& agent) {
   const int64_t lease = agent.lease();
   if (lease == 0 || (applied_ == published_ && lease == published_lease_)) return;
+  if (applied_ != published_ && !assigned_all(agent)) return;  // Retried at the next step.
   // On the node's lease: a node that is gone stops counting.
   std::vector<TxnOp> put = {
       TxnOp::put(agent.keys().applied_by(options_.self), std::to_string(applied_), lease)};
@@ -363,15 +382,18 @@ void MetadataSync::answer_waits(Coordinator& etcd, const NodeAgent& agent, Insta
   if (waits_.empty()) return;
   std::map<uint32_t, uint64_t> applied;
   if (synced) applied = read_applied(etcd, agent);
+  const bool self_assigned = assigned_all(agent);
   for (auto it = waits_.begin(); it != waits_.end();) {
-    const std::string behind = synced ? lagging(agent, it->wait.sequence, applied) : "?";
+    std::string behind = synced ? lagging(agent, it->wait.sequence, applied) : "?";
+    if (!self_assigned) behind += (behind.empty() ? "" : ", ") + std::to_string(options_.self);
     if (!behind.empty() && now < it->deadline) {
       ++it;
       continue;
     }
     if (!behind.empty()) {
       HARK_LOG_WARN(
-          "cluster: entry %u answered before node(s) %s applied it (no progress within the ack "
+          "cluster: entry %u answered before node(s) %s applied it and saw its partitions assigned "
+          "(no progress within the ack "
           "timeout); a client there may not see it yet",
           it->wait.sequence, behind);
     }

@@ -24,8 +24,9 @@ namespace hark::server::cluster {
 //    once etcd holds it; never blocks shard 0.
 //  - MetadataSync: the coordination thread's side, stepped after NodeAgent::step: writes
 //    entries with one guarded transaction each, hands every entry etcd holds to the broker in
-//    order (ApplyJournalEntry), publishes applied/<self>, and answers a waiting command once
-//    every live node's applied/<id> reached its entry.
+//    order (ApplyJournalEntry), publishes applied/<self> once its view also assigns every
+//    partition asked for, and answers a waiting command once every live node's applied/<id>
+//    reached its entry (and this node's view assigns them too).
 class JournalLink {
  public:
   // What a push wakes (the coordination thread). Called under the link's lock: it only
@@ -170,6 +171,7 @@ class MetadataSync {
                   size_t from);
   void deliver(const NodeAgent& agent);
   void publish(Coordinator& etcd, NodeAgent& agent);
+  bool assigned_all(const NodeAgent& agent) const;
   void answer_waits(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced);
   // applied/<id> of every node, read from etcd (the mirror's copy if etcd does not answer).
   std::map<uint32_t, uint64_t> read_applied(Coordinator& etcd, const NodeAgent& agent) const;

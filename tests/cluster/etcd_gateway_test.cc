@@ -6,8 +6,11 @@
 // (release stage only): each test starts its own etcd, about a second.
 #include "hark/server/cluster/etcd_gateway.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -103,7 +106,18 @@ TEST_F(GatewayTest, RefusalsAreNamed) {
 // the CA the handshake fails with curl's reason in last_error(); without a client certificate
 // etcd refuses the handshake.
 TEST(GatewayTls, AnEtcdWithClientCertAuthIsReachedWithTheCaAndAClientCertificateOnly) {
-  const std::string directory = ::testing::TempDir();
+  // A directory of its own: tests run in parallel and TestCa names its CA file ca.pem.
+  const std::string directory =
+      (std::filesystem::temp_directory_path() / ("hark-tls-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::create_directories(directory);
+  const struct Removed {
+    std::string path;
+    ~Removed() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } removed{directory};
   test::TestCa ca(directory);
   const test::CertFiles server = ca.issue("etcd", {"IP:127.0.0.1", "localhost"});
   // No CommonName: etcd 3.4 refuses gateway calls from a certificate that has one while auth

@@ -4,6 +4,7 @@
 // resumed; cluster mode without a usable cluster secret does not start. Label cluster (release
 // stage only): one etcd, two harkd, a few seconds.
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -60,7 +61,18 @@ TEST(HarkdCluster, MembersListEachOtherAndALapsedNodeDropsOut) {
 // harkd reaches an etcd that requires TLS client certificates with --etcd-ca-file,
 // --etcd-cert-file and --etcd-key-file: it registers (its key appears under nodes/).
 TEST(HarkdCluster, RegistersThroughAnEtcdThatRequiresClientCertificates) {
-  const std::string directory = ::testing::TempDir();
+  // A directory of its own: tests run in parallel and TestCa names its CA file ca.pem.
+  const std::string directory =
+      (std::filesystem::temp_directory_path() / ("hark-tls-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::create_directories(directory);
+  const struct Removed {
+    std::string path;
+    ~Removed() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } removed{directory};
   TestCa ca(directory);
   const CertFiles server = ca.issue("etcd-e2e", {"IP:127.0.0.1"});
   const CertFiles client = ca.issue_without_common_name("harkd-e2e", {"harkd"});
