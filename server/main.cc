@@ -445,6 +445,54 @@ void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_sign
   log::flush();
 }
 
+// The sockets harkd serves on: a client listener per shard, the metrics listener (-1: off) and
+// the node links' listener (null: one node). On a failure what was opened is closed, the log
+// says why and `exit_code` is harkd's exit status.
+struct Sockets {
+  std::vector<int> listeners;
+  io::SocketAddress bound;
+  int metrics_listener = -1;
+  std::string metrics_bound;
+  std::unique_ptr<LinkShared> links;
+};
+
+std::optional<Sockets> open_sockets(const ServerOptions& options, const io::SocketAddress& address,
+                                    InstanceLock& instance, int& exit_code) {
+  exit_code = 1;
+  Result<std::vector<int>> listeners =
+      open_listeners(address, options.shards_count, options.listen_backlog);
+  if (!listeners.ok()) {
+    HARK_LOG_ERROR("cannot listen on %s: %s", options.address.c_str(),
+                   std::string(error_name(listeners.error())).c_str());
+    return std::nullopt;
+  }
+  const io::SocketAddress bound = *io::local_address(listeners->front());
+  std::string why;
+  if (address.port() == 0 && !instance.lock_port(bound, why).ok()) {
+    HARK_LOG_ERROR("%s", why.c_str());
+    for (const int fd : *listeners) ::close(fd);
+    return std::nullopt;
+  }
+  std::string metrics_bound;
+  Result<int> metrics_listener = open_metrics_listener(options, metrics_bound);
+  if (!metrics_listener.ok()) {
+    for (const int fd : *listeners) ::close(fd);
+    return std::nullopt;
+  }
+  int links_exit = 0;
+  Result<std::unique_ptr<LinkShared>> links = open_links(options, bound, links_exit);
+  if (!links.ok()) {
+    for (const int fd : *listeners) ::close(fd);
+    exit_code = links_exit;
+    return std::nullopt;
+  }
+  return Sockets{.listeners = std::move(listeners).value(),
+                 .bound = bound,
+                 .metrics_listener = *metrics_listener,
+                 .metrics_bound = std::move(metrics_bound),
+                 .links = std::move(links).value()};
+}
+
 int run(const ServerOptions& options, const sigset_t& stop_signals) {
   log::set_level(options.log_level);
   Result<io::SocketAddress> address = io::parse_address(options.address);
@@ -463,38 +511,17 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     log::flush();
     return users_exit;
   }
-  Result<std::vector<int>> listeners =
-      open_listeners(*address, options.shards_count, options.listen_backlog);
-  if (!listeners.ok()) {
-    HARK_LOG_ERROR("cannot listen on %s: %s", options.address.c_str(),
-                   std::string(error_name(listeners.error())).c_str());
-    return 1;
-  }
-  const io::SocketAddress bound = *io::local_address(listeners->front());
-  std::string why;
-  if (address->port() == 0 && !instance->lock_port(bound, why).ok()) {
-    HARK_LOG_ERROR("%s", why.c_str());
-    for (const int fd : *listeners) ::close(fd);
-    return 1;
-  }
-  std::string metrics_bound;
-  Result<int> metrics_listener = open_metrics_listener(options, metrics_bound);
-  if (!metrics_listener.ok()) {
-    for (const int fd : *listeners) ::close(fd);
-    return 1;
-  }
-  int links_exit = 0;
-  Result<std::unique_ptr<LinkShared>> links = open_links(options, bound, links_exit);
-  if (!links.ok()) {
-    for (const int fd : *listeners) ::close(fd);
+  int sockets_exit = 0;
+  std::optional<Sockets> sockets = open_sockets(options, *address, *instance, sockets_exit);
+  if (!sockets) {
     log::flush();
-    return links_exit;
+    return sockets_exit;
   }
   ServerOptions bound_options = options;
-  bound_options.bound_address = bound.to_string();
+  bound_options.bound_address = sockets->bound.to_string();
   bound_options.connections_max = files.connections_max;
-  if (*links != nullptr) {
-    bound_options.node_link_address = io::local_address((*links)->listen_fd)->to_string();
+  if (sockets->links != nullptr) {
+    bound_options.node_link_address = io::local_address(sockets->links->listen_fd)->to_string();
   }
 
   // Declared before the broker, so they are destroyed after it.
@@ -502,8 +529,8 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   // an EtcdJournal over `journal`, which the coordination thread serves.
   cluster::JournalLink journal;
   cluster::EtcdJournalFactory journal_factory(journal);
-  Server server(bound_options, std::move(listeners).value(), std::move(users).value(),
-                std::move(tls).value(), std::move(links).value());
+  Server server(bound_options, std::move(sockets->listeners), std::move(users).value(),
+                std::move(tls).value(), std::move(sockets->links));
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   broker_settings.partitions_max = files.partitions_max;
@@ -515,8 +542,8 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     log::flush();
     return 1;
   }
-  serve_until_stopped(bound_options, stop_signals, *metrics_listener, metrics_bound, server,
-                      journal, *broker);
+  serve_until_stopped(bound_options, stop_signals, sockets->metrics_listener,
+                      sockets->metrics_bound, server, journal, *broker);
   return 0;
 }
 
