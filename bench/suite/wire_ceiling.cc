@@ -62,11 +62,13 @@ double iperf3_mb_per_s(int seconds) {
   const std::string iperf3 = PeerProcess::find_program("iperf3");
   if (iperf3.empty()) return -1;
   const std::string port = std::to_string(free_loopback_port());
-  // The server serves one client (-1) and exits; the client retries until it listens.
-  const std::string command = iperf3 + " -s -1 -B 127.0.0.1 -p " + port +
-                              " >/dev/null 2>&1 & for i in $(seq 50); do " + iperf3 +
-                              " -c 127.0.0.1 -p " + port + " -t " + std::to_string(seconds) +
-                              " -l 128K -J 2>/dev/null && break; sleep 0.1; done; wait";
+  // The server serves one client (-1) and exits; the client retries until it listens. A server
+  // that no client reached (it started late on a busy machine, or the port was taken) would
+  // wait for one forever: it is killed once the client loop ends.
+  const std::string command =
+      iperf3 + " -s -1 -B 127.0.0.1 -p " + port + " >/dev/null 2>&1 & for i in $(seq 50); do " +
+      iperf3 + " -c 127.0.0.1 -p " + port + " -t " + std::to_string(seconds) +
+      " -l 128K -J 2>/dev/null && break; sleep 0.1; done; " + "kill %1 2>/dev/null; wait";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return -1;
   std::string json;
