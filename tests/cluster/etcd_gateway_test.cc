@@ -6,11 +6,8 @@
 // (release stage only): each test starts its own etcd, about a second.
 #include "hark/server/cluster/etcd_gateway.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +15,7 @@
 #include "hark/core/base/clock.h"
 #include "hark/server/cluster/node_agent.h"
 #include "hark/tests/e2e/tls_certs.h"
+#include "hark/tests/support/temp_directory.h"
 #include "hark/tests/support/wait_until.h"
 
 namespace hark::server::cluster {
@@ -107,17 +105,8 @@ TEST_F(GatewayTest, RefusalsAreNamed) {
 // etcd refuses the handshake.
 TEST(GatewayTls, AnEtcdWithClientCertAuthIsReachedWithTheCaAndAClientCertificateOnly) {
   // A directory of its own: tests run in parallel and TestCa names its CA file ca.pem.
-  const std::string directory =
-      (std::filesystem::temp_directory_path() / ("hark-tls-" + std::to_string(::getpid())))
-          .string();
-  std::filesystem::create_directories(directory);
-  const struct Removed {
-    std::string path;
-    ~Removed() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } removed{directory};
+  const test::TempDirectory temp("hark-tls");
+  const std::string& directory = temp.path();
   test::TestCa ca(directory);
   const test::CertFiles server = ca.issue("etcd", {"IP:127.0.0.1", "localhost"});
   // No CommonName: etcd 3.4 refuses gateway calls from a certificate that has one while auth

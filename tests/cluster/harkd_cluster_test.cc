@@ -15,6 +15,7 @@
 
 #include "hark/server/cluster/etcd_gateway.h"
 #include "hark/tests/e2e/tls_certs.h"
+#include "hark/tests/support/temp_directory.h"
 #include "hark/tests/support/wait_until.h"
 #include "local_cluster.h"
 
@@ -62,17 +63,8 @@ TEST(HarkdCluster, MembersListEachOtherAndALapsedNodeDropsOut) {
 // --etcd-cert-file and --etcd-key-file: it registers (its key appears under nodes/).
 TEST(HarkdCluster, RegistersThroughAnEtcdThatRequiresClientCertificates) {
   // A directory of its own: tests run in parallel and TestCa names its CA file ca.pem.
-  const std::string directory =
-      (std::filesystem::temp_directory_path() / ("hark-tls-" + std::to_string(::getpid())))
-          .string();
-  std::filesystem::create_directories(directory);
-  const struct Removed {
-    std::string path;
-    ~Removed() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } removed{directory};
+  const TempDirectory temp("hark-tls");
+  const std::string& directory = temp.path();
   TestCa ca(directory);
   const CertFiles server = ca.issue("etcd-e2e", {"IP:127.0.0.1"});
   const CertFiles client = ca.issue_without_common_name("harkd-e2e", {"harkd"});
