@@ -17,7 +17,7 @@ namespace hark::server::cluster {
 struct NodeInfo {
   uint32_t id = 0;
   std::string client_address;  // Advertised to clients (code 12).
-  std::string link_address;    // For node links (not served yet).
+  std::string link_address;    // Where its node links listen (node.link_address).
   uint32_t shards = 0;
   bool operator==(const NodeInfo&) const = default;
 };
