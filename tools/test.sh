@@ -39,8 +39,12 @@ run_stage() {
   local status=${PIPESTATUS[0]}
   local line
   line=$(grep -E 'tests passed|No tests were found' "$log" | tail -n 1)
+  # CI shows only the end of its output: the names of the failed tests go into the summary.
+  local names
+  names=$(sed -n '/The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' |
+          sed -E 's/^[[:space:]]+[0-9]+ - //' | tr '\n' ';')
   rm -f "$log"
-  [[ $status -eq 0 ]] || failed+=("$preset (tests)")
+  [[ $status -eq 0 ]] || failed+=("$preset (tests: ${names:-see above})")
   if ! count_holds "$preset" "$line"; then failed+=("$preset (test count dropped)"); fi
   local minutes
   minutes=$(awk -v s=$((SECONDS - start)) 'BEGIN { printf "%.1f", s / 60 }')
