@@ -63,17 +63,29 @@ start_etcd() {
   touch "$data/etcd/auth-enabled"
 }
 
+# write_once FILE COMMAND...: FILE holds COMMAND's output unless it exists already.
+write_once() {
+  local file=$1
+  shift
+  [[ -f $file ]] && return
+  "$@" >"$file.tmp" && mv "$file.tmp" "$file"
+}
+
+random_secret() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
 start_node() {
   local id=$1
   running "$id" && return
   [[ -x $harkd ]] || die "no harkd at $harkd (make build)"
   mkdir -p "$data/node$id"
   umask 077
-  echo "$etcd_password" >"$data/etcd-password"
+  # Written once, whole (a rename): nodes started just before read these files while this one
+  # starts, and a rewrite in place once showed them an empty file.
+  write_once "$data/etcd-password" echo "$etcd_password"
   local extra=()
   # Node links need a shared secret once harkd has them (--cluster-secret-file).
   if "$harkd" --help 2>&1 | grep -q -- --cluster-secret-file; then
-    [[ -f $data/cluster-secret ]] || head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$data/cluster-secret"
+    write_once "$data/cluster-secret" random_secret
     extra+=(--cluster-secret-file "$data/cluster-secret")
   fi
   "$harkd" --address "$(address_of "$id")" --data-dir "$data/node$id" --node-id "$id" \
