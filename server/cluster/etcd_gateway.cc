@@ -185,6 +185,9 @@ struct WatchRead {
   WatchBatch batch;
   bool done = false;
   bool malformed = false;
+  // etcd created the watch and cancelled it at once (cancel_reason in `error`): an auth
+  // token etcd no longer knows (a restarted etcd forgets its simple tokens), or a permission.
+  bool canceled = false;
   std::string error;
 
   void line(std::string_view text);
@@ -201,9 +204,17 @@ void WatchRead::line(std::string_view text) {
   }
   int64_t compact = 0;
   if (!read_int(*result, "compact_revision", compact)) malformed = true;
-  if (compact != 0) {
+  if (compact != 0) {  // etcd cancels such a watch too: the compaction is what it means.
     batch.compacted = true;
     batch.compact_revision = compact;
+    done = true;
+    return;
+  }
+  if (read_bool(*result, "canceled")) {
+    canceled = true;
+    const auto reason = result->find("cancel_reason");
+    error = reason != result->end() && reason->is_string() ? reason->get<std::string>()
+                                                           : "watch cancelled";
     done = true;
     return;
   }
@@ -400,9 +411,11 @@ Result<WatchBatch> EtcdGateway::Impl::watch(const Json& request, Duration wait) 
   // curl reads a zero timeout as none: a watch always waits a little.
   const Duration timeout = std::max<Duration>(wait, std::chrono::milliseconds(100));
   HARK_TRY_ASSIGN(long status, post(watches, url, body, timeout, append_watch, &read));
-  if (status != 200 || read.malformed) {
+  if (status != 200 || read.malformed || read.canceled) {
     last_error = "/v3/watch: " + (read.error.empty() ? read.buffer.substr(0, 200) : read.error);
+    // The next watch (and call) authenticates again: the step after this one recovers.
     if (read.error.find("auth") != std::string::npos) token.clear();
+    if (read.canceled) return Error::unauthenticated;
     return status == 200 ? Error::invalid_format : Error::error;
   }
   return std::move(read.batch);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -59,8 +60,9 @@ std::string EtcdProcess::etcdctl(const std::string& arguments, bool as_root) {
   return std::system(command.c_str()) == 0 ? "" : "failed: " + command;
 }
 
-std::vector<std::string> EtcdProcess::arguments(const std::string& client,
-                                                const std::string& peer) const {
+std::vector<std::string> EtcdProcess::arguments() const {
+  const std::string& client = url_;
+  const std::string& peer = peer_url_;
   std::vector<std::string> args = {"/usr/bin/etcd",
                                    "--name",
                                    "t",
@@ -92,36 +94,63 @@ std::string EtcdProcess::start(const Tls* tls) {
   std::string pattern = (std::filesystem::temp_directory_path() / "hark-etcd-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) return "mkdtemp failed";
   directory_ = pattern;
-  const std::string client = (tls == nullptr ? "http://" : "https://") + std::string("127.0.0.1:") +
-                             std::to_string(free_port());
-  const std::string peer = "http://127.0.0.1:" + std::to_string(free_port());
-  url_ = client;
-  const std::vector<std::string> args = arguments(client, peer);
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    std::vector<char*> argv;
-    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  if (pid_ < 0) return "fork failed";
-  server::cluster::GatewayOptions probing{.endpoints = {url_}};
-  if (tls != nullptr) {
-    probing.ca_file = tls->ca;
-    probing.cert_file = tls->client_cert;
-    probing.key_file = tls->client_key;
-  }
-  auto probe = *server::cluster::EtcdGateway::create(probing);
-  if (!wait_until([&] { return probe->range("/", false).ok(); })) {
-    return "etcd did not answer on " + url_ + " (log: " + directory_ + "/etcd.log)";
-  }
+  url_ = (tls == nullptr ? "http://" : "https://") + std::string("127.0.0.1:") +
+         std::to_string(free_port());
+  peer_url_ = "http://127.0.0.1:" + std::to_string(free_port());
+  if (std::string failed = spawn(); !failed.empty()) return failed;
+  if (std::string failed = wait_answers("", ""); !failed.empty()) return failed;
   for (const std::string& step :
        {std::string("user add root:root-secret"), std::string("role add harkd"),
         std::string("role grant-permission harkd --prefix=true readwrite /hark/"),
         std::string("user add harkd:") + password, std::string("user grant-role harkd harkd"),
         std::string("auth enable")}) {
     if (std::string failed = etcdctl(step, false); !failed.empty()) return failed;
+  }
+  return "";
+}
+
+void EtcdProcess::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+std::string EtcdProcess::restart() {
+  if (pid_ > 0) return "etcd is still running";
+  if (std::string failed = spawn(); !failed.empty()) return failed;
+  // Auth is on since start(): an anonymous read would be refused.
+  return wait_answers(user, password);
+}
+
+std::string EtcdProcess::spawn() {
+  const std::vector<std::string> args = arguments();
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    // A test that aborts (a failed dereference, a sanitizer report) takes etcd with it: ctest
+    // would otherwise wait on the pipe etcd inherited until the test's timeout.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    std::vector<char*> argv;
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid_ < 0 ? "fork failed" : "";
+}
+
+std::string EtcdProcess::wait_answers(const std::string& as_user,
+                                      const std::string& with_password) const {
+  server::cluster::GatewayOptions probing{
+      .endpoints = {url_}, .user = as_user, .password = with_password};
+  if (tls_ != nullptr) {
+    probing.ca_file = tls_->ca;
+    probing.cert_file = tls_->client_cert;
+    probing.key_file = tls_->client_key;
+  }
+  auto probe = *server::cluster::EtcdGateway::create(probing);
+  if (!wait_until([&] { return probe->range("/hark/", true).ok(); })) {
+    return "etcd did not answer on " + url_ + " (log: " + directory_ + "/etcd.log)";
   }
   return "";
 }

@@ -36,16 +36,26 @@ class EtcdProcess {
   const std::string& directory() const { return directory_; }
   static constexpr const char* user = "harkd";
   static constexpr const char* password = "harkd-secret";
+  // SIGKILL (an etcd crash or outage), reaped before it returns; the data directory stays.
+  void kill();
+  // Starts the killed member again on the same data directory and URLs; returns once it
+  // answers an authenticated read. Empty on success, else what failed.
+  std::string restart();
   // Runs etcdctl against the member (as root once auth is on); empty on success.
   std::string etcdctl(const std::string& arguments, bool as_root);
 
  private:
-  std::vector<std::string> arguments(const std::string& client, const std::string& peer) const;
+  std::vector<std::string> arguments() const;
+  // Forks and execs etcd with arguments(); empty on success.
+  std::string spawn();
+  // Waits until a read through the gateway succeeds (as `user`, when not empty).
+  std::string wait_answers(const std::string& user, const std::string& password) const;
 
   const Tls* tls_ = nullptr;
   pid_t pid_ = -1;
   std::string directory_;
   std::string url_;
+  std::string peer_url_;
 };
 
 }  // namespace hark::test
