@@ -70,6 +70,29 @@ LinkFrame scan_link_frame(std::span<const std::byte> received, size_t body_max) 
   return frame;
 }
 
+LinkFrame LinkReader::next(bool authenticated) {
+  const LinkFrame frame =
+      scan_link_frame(std::span<const std::byte>(in_).subspan(head_),
+                      authenticated ? link_body_max : link_body_max_unauthenticated);
+  if (frame.state == LinkScanState::ready) head_ += frame.frame_size;
+  return frame;
+}
+
+void LinkReader::compact() {
+  if (head_ == in_.size()) {
+    in_.clear();
+    head_ = 0;
+  } else if (head_ > compact_after) {
+    in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+}
+
+void LinkReader::clear() {
+  in_.clear();
+  head_ = 0;
+}
+
 void append_link_request(const LinkRequest& request, protocol::Bytes& out) {
   protocol::Writer writer(out);
   const size_t at = begin_frame(writer, LinkKind::request);
