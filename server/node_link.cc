@@ -335,6 +335,12 @@ void OutboundLink::on_closed() {
     fail_all();
     return;
   }
+  // Closed before its handshake completed (refused, or a peer that accepts and closes): a
+  // failed dial, so it backs off and fails what waits rather than dialling again at once.
+  if (!was_up) {
+    dial_failed("closed during the handshake");
+    return;
+  }
   // Re-send what is unanswered, if the owner is still the same process (handshake_done).
   if (!pending_.empty()) dial();
 }
