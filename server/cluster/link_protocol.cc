@@ -288,13 +288,14 @@ AnswerTable::AnswerTable(size_t capacity) : slots_(capacity) { HARK_ASSERT(capac
 
 AnswerTable::Seen AnswerTable::begin(uint64_t id) {
   Slot& found = slot(id);
-  if (found.id == id) return found.done ? Seen::answered : Seen::in_progress;
+  if (found.used && found.id == id) return found.done ? Seen::answered : Seen::in_progress;
   // Below the floor, or a newer id holds its slot: it may have run and been forgotten.
-  if (id < floor_ || (found.id != UINT64_MAX && found.id > id)) return Seen::forgotten;
+  if (id < floor_ || (found.used && found.id > id)) return Seen::forgotten;
   // The slot's previous id (if any) is forgotten from now on: raise the floor past it, so it
   // is refused rather than executed again.
-  if (found.id != UINT64_MAX && found.id >= floor_) floor_ = found.id + 1;
+  if (found.used && found.id >= floor_) floor_ = found.id + 1;
   found.id = id;
+  found.used = true;
   found.done = false;
   found.answer.clear();
   return Seen::fresh;
@@ -302,14 +303,14 @@ AnswerTable::Seen AnswerTable::begin(uint64_t id) {
 
 void AnswerTable::answered(uint64_t id, std::span<const std::byte> answer) {
   Slot& found = slot(id);
-  if (found.id != id) return;
+  if (!found.used || found.id != id) return;
   found.done = true;
   found.answer.assign(answer.begin(), answer.end());
 }
 
 std::span<const std::byte> AnswerTable::answer(uint64_t id) const {
   const Slot& found = slot(id);
-  HARK_ASSERT(found.id == id && found.done);
+  HARK_ASSERT(found.used && found.id == id && found.done);
   return found.answer;
 }
 

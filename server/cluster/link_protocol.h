@@ -200,7 +200,8 @@ class AnswerTable {
 
  private:
   struct Slot {
-    uint64_t id = UINT64_MAX;  // UINT64_MAX: empty.
+    uint64_t id = 0;
+    bool used = false;  // Every id is a peer's: none may stand for "empty".
     bool done = false;
     protocol::Bytes answer;
   };

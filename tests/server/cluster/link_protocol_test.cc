@@ -218,6 +218,19 @@ TEST(AnswerTable, TrimmedAndEvictedIdsAreRefusedNeverRerun) {
   EXPECT_EQ(table.begin(17), AnswerTable::Seen::in_progress);
 }
 
+// Found by tests/fuzz/link_fuzz.cc: an empty slot was marked by the id UINT64_MAX, so a peer's
+// first request with that id was taken for one in progress and never run nor answered.
+TEST(AnswerTable, EveryIdIsFreshTheFirstTimeItComes) {
+  AnswerTable table(4);
+  EXPECT_EQ(table.begin(UINT64_MAX), AnswerTable::Seen::fresh);
+  EXPECT_EQ(table.begin(UINT64_MAX), AnswerTable::Seen::in_progress);
+  table.answered(UINT64_MAX, as_bytes("max"));
+  EXPECT_EQ(table.begin(UINT64_MAX), AnswerTable::Seen::answered);
+  EXPECT_EQ(table.answer(UINT64_MAX).size(), 3u);
+  AnswerTable other(4);
+  EXPECT_EQ(other.begin(0), AnswerTable::Seen::fresh);
+}
+
 TEST(ClusterSecret, MissingShortOrWorldReadableIsRefused) {
   char path[] = "/tmp/hark-secret-XXXXXX";
   const int fd = ::mkstemp(path);
