@@ -1,5 +1,6 @@
 // The node-link protocol (server/cluster/link_protocol.h) without sockets: frames round-trip and
-// malformed ones are rejected, the handshake succeeds both ways with one secret and fails on
+// malformed ones are rejected (the LinkReader across receives, with the limits before and after
+// the handshake), the handshake succeeds both ways with one secret and fails on
 // either side with another (or another cluster name), a client command or a frame out of turn
 // is refused, and the AnswerTable answers a re-sent write with its first answer, refuses ids it
 // forgot, and stays bounded. Label unit.
@@ -98,6 +99,37 @@ TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
   EXPECT_FALSE(parse_link_response(only_frame(response).body).ok());
   EXPECT_FALSE(parse_link_cancel({}).ok());
   EXPECT_FALSE(parse_link_request(std::span(out).first(6)).ok());
+}
+
+TEST(LinkFrames, ReaderAssemblesFramesAcrossReceivesWithTheLimitInForce) {
+  protocol::Bytes wire;
+  append_link_cancel(5, wire);
+  append_link_cancel(6, wire);
+  LinkReader reader;
+  // One byte per receive: nothing until a frame is whole, then exactly that frame.
+  std::vector<uint64_t> ids;
+  for (const std::byte byte : wire) {
+    reader.append(std::span(&byte, 1));
+    const LinkFrame frame = reader.next(true);
+    if (frame.state == LinkScanState::ready) ids.push_back(*parse_link_cancel(frame.body));
+    ASSERT_NE(frame.state, LinkScanState::rejected);
+    reader.compact();
+  }
+  EXPECT_EQ(ids, (std::vector<uint64_t>{5, 6}));
+  EXPECT_EQ(reader.buffered(), 0u);
+  // A body past 512 bytes is refused before the handshake and read after it.
+  protocol::Bytes big;
+  const std::string payload(600, 'p');
+  append_link_request({.id = 1, .payload = as_bytes(payload)}, big);
+  LinkReader before;
+  before.append(big);
+  EXPECT_EQ(before.next(false).state, LinkScanState::rejected);
+  LinkReader after;
+  after.append(big);
+  const LinkFrame frame = after.next(true);
+  ASSERT_EQ(frame.state, LinkScanState::ready);
+  EXPECT_EQ(parse_link_request(frame.body)->payload.size(), payload.size());
+  EXPECT_EQ(after.next(true).state, LinkScanState::need_more);
 }
 
 struct Handshake {
