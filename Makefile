@@ -10,7 +10,7 @@ export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_f
 
 HARKD_ARGS ?=
 
-.PHONY: deps build run cluster test test-release test-asan test-tsan test-fuzz lint format clean
+.PHONY: deps build run cluster test test-release test-asan test-tsan test-fuzz test-long lint format clean
 
 deps:
 	@tools/install-deps.sh
@@ -35,6 +35,11 @@ test: deps
 
 test-release test-asan test-tsan test-fuzz: deps
 	@tools/test.sh $(@:test-%=%)
+
+# The release stage with its long modes: the random link-cut run for a minute instead of 2 s
+# (HARK_FAULT_SECONDS, tests/cluster/link_faults_test.cc).
+test-long: deps
+	@HARK_FAULT_SECONDS=$${HARK_FAULT_SECONDS:-60} tools/test.sh release
 
 lint: deps
 	@cmake --preset release >/dev/null && cmake --build --preset release

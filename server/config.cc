@@ -466,6 +466,13 @@ const Setting settings[] = {
        return apply_address(o.node_link_address, "node.link_address", v, true);
      },
      [](const ServerOptions& o) { return toml_string(o.node_link_address); }},
+    {"node.advertised_link_address", "--advertised-link-address", "HARK_ADVERTISED_LINK_ADDRESS",
+     "", "HOST:PORT the other nodes dial for node links (empty: the bound link address)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_address(o.node_advertised_link_address, "node.advertised_link_address", v,
+                            true);
+     },
+     [](const ServerOptions& o) { return toml_string(o.node_advertised_link_address); }},
     {"cluster.enabled", "--cluster-enabled", "HARK_CLUSTER_ENABLED", "IGGY_CLUSTER_ENABLED",
      "true: cluster metadata reports the cluster.* layout (metadata only)",
      [](ServerOptions& o, std::string_view v) {

@@ -287,7 +287,9 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
       .self = {.id = options.node_id,
                .client_address = options.advertised_address.empty() ? options.bound_address
                                                                     : options.advertised_address,
-               .link_address = options.node_link_address,
+               .link_address = options.node_advertised_link_address.empty()
+                                   ? options.node_link_address
+                                   : options.node_advertised_link_address,
                .shards = options.shards_count},
       .lease_ttl_seconds =
           std::chrono::duration_cast<std::chrono::seconds>(options.cluster_lease_ttl).count()};

@@ -22,12 +22,6 @@
 namespace hark::server {
 namespace {
 
-// Before the handshake a frame is a hello or a proof: a few hundred bytes. After it, a whole
-// forwarded send or poll answer.
-constexpr size_t unauthenticated_body_max = 512;
-constexpr size_t authenticated_body_max = size_t{256} << 20;
-// Received bytes kept in front of the first unread frame before they are moved away.
-constexpr size_t compact_after = 64 * 1024;
 // A dial that failed is not tried again before this (doubling, up to the maximum): requests to
 // an owner that cannot be reached fail at once meanwhile.
 constexpr Duration dial_backoff_min = std::chrono::milliseconds(50);
@@ -72,7 +66,6 @@ void LinkSocket::attach(int fd) {
   closing_ = false;
   authenticated_ = false;
   in_.clear();
-  in_head_ = 0;
   queued_.clear();
   io::set_no_delay(fd_);
   recv_armed_ = true;
@@ -103,7 +96,6 @@ void LinkSocket::close_if_idle() {
   closing_ = false;
   queued_.clear();
   in_.clear();
-  in_head_ = 0;
   on_closed();
 }
 
@@ -117,7 +109,7 @@ void LinkSocket::recv_complete(int32_t result, uint32_t flags) {
   if (result > 0) {
     io::BufferRing& buffers = shard_.buffers();
     const std::span<const std::byte> bytes = buffers.take(flags, static_cast<uint32_t>(result));
-    if (!closing_) in_.insert(in_.end(), bytes.begin(), bytes.end());
+    if (!closing_) in_.append(bytes);
     buffers.recycle(io::BufferRing::buffer_id(flags));
     if (!closing_) take_frames();
   } else if (result != -ENOBUFS && result != -ECANCELED) {
@@ -132,28 +124,19 @@ void LinkSocket::recv_complete(int32_t result, uint32_t flags) {
 
 void LinkSocket::take_frames() {
   while (!closing_) {
-    const cluster::LinkFrame frame = cluster::scan_link_frame(
-        std::span(in_).subspan(in_head_),
-        authenticated_ ? authenticated_body_max : unauthenticated_body_max);
+    const cluster::LinkFrame frame = in_.next(authenticated_);
     if (frame.state == cluster::LinkScanState::need_more) break;
     if (frame.state == cluster::LinkScanState::rejected) {
       if (!authenticated_) add(shard_.links()->shared().handshakes_refused);
       shut("a malformed or oversized frame");
       return;
     }
-    in_head_ += frame.frame_size;
     if (!on_frame(frame)) {
       shut("a frame out of turn or malformed");
       return;
     }
   }
-  if (in_head_ == in_.size()) {
-    in_.clear();
-    in_head_ = 0;
-  } else if (in_head_ > compact_after) {
-    in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_head_));
-    in_head_ = 0;
-  }
+  in_.compact();
 }
 
 void LinkSocket::send_done(Result<uint64_t> result) {
@@ -350,6 +333,12 @@ void OutboundLink::on_closed() {
   if (was_up) add(hub_.shared().links_dropped);
   if (stopped_) {
     fail_all();
+    return;
+  }
+  // Closed before its handshake completed (refused, or a peer that accepts and closes): a
+  // failed dial, so it backs off and fails what waits rather than dialling again at once.
+  if (!was_up) {
+    dial_failed("closed during the handshake");
     return;
   }
   // Re-send what is unanswered, if the owner is still the same process (handshake_done).

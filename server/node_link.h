@@ -126,8 +126,7 @@ class LinkSocket : private io::SendDone {
   bool authenticated_ = false;
   Receive receive_{*this};
   io::Sender sender_;
-  protocol::Bytes in_;
-  size_t in_head_ = 0;
+  cluster::LinkReader in_;
   protocol::Bytes queued_;
   protocol::Bytes writing_;
   std::array<std::span<const std::byte>, 1> parts_{};

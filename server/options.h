@@ -136,6 +136,9 @@ struct ServerOptions {
   // one. Empty: the client address's host, port 0. main() sets it to the bound address, which
   // is what the node registers.
   std::string node_link_address;
+  // HOST:PORT the other nodes dial for links, registered in etcd instead of the bound link
+  // address (a NAT, a port forward, or a test's proxy in between). Empty: the bound address.
+  std::string node_advertised_link_address;
   // The cluster secret links authenticate with (docs/cluster.md §Trust): required in cluster
   // mode, at least 32 bytes, not world-readable. Read at start; never printed.
   std::string cluster_secret_file;

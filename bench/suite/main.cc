@@ -36,7 +36,8 @@ constexpr Scenario scenarios[] = {
     {"peers", run_peers, "wake, fanout, throughput against Redis Streams and NATS JetStream"},
     {"classic", run_classic, "an SDK's poll loop (no wait field) with and without a default wait"},
     {"notify", run_notify, "notifications in process: commit cost per watcher, wake latencies"},
-    {"cluster", run_cluster, "wake through a forwarding node vs on the owner (etcd, 2 harkd)"},
+    {"cluster", run_cluster,
+     "wake and throughput through a forwarding node vs on the owner (etcd, 2 harkd)"},
 };
 
 void usage(FILE* out) {

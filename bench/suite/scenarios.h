@@ -110,6 +110,20 @@ struct ThroughputResult {
 };
 ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, size_t size,
                                          size_t count, size_t batch);
+// The same on an existing topic's partition 0, the producer and the consumer connected to two
+// addresses (`cluster`: both on the owner, or both on a node that forwards their requests),
+// the CPU per message summed over `pids`.
+ThroughputResult measure_throughput_between(const std::string& producer_address,
+                                            const std::string& consumer_address,
+                                            const TopicIds& topic, std::span<const pid_t> pids,
+                                            size_t size, size_t count, size_t batch);
+// `throughput`'s message sizes, counts and batches (smoke: small counts); `cluster` uses them.
+struct ThroughputCase {
+  size_t size = 0;
+  size_t count = 0;
+  size_t batch = 0;
+};
+std::vector<ThroughputCase> throughput_cases(const Options& options);
 // Fills the rates (over `elapsed`) and the CPU per message of a run that received `received`
 // of `count` messages of `size` bytes; failed if any is missing.
 void finish_throughput(ThroughputResult& result, size_t received, size_t count, size_t size,

@@ -59,24 +59,33 @@ void finish_throughput(ThroughputResult& result, size_t received, size_t count, 
 
 ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, size_t size,
                                          size_t count, size_t batch) {
-  ThroughputResult result;
   const std::optional<TopicIds> topic = create_topic(address, "throughput", 1);
-  auto producer = connect_hark(address);
-  auto consumer = connect_hark(address);
-  if (!topic || !producer.ok() || !consumer.ok()) {
+  if (!topic) return {.failed = true};
+  const pid_t pids[] = {pid};
+  return measure_throughput_between(address, address, *topic, pids, size, count, batch);
+}
+
+ThroughputResult measure_throughput_between(const std::string& producer_address,
+                                            const std::string& consumer_address,
+                                            const TopicIds& topic, std::span<const pid_t> pids,
+                                            size_t size, size_t count, size_t batch) {
+  ThroughputResult result;
+  auto producer = connect_hark(producer_address);
+  auto consumer = connect_hark(consumer_address);
+  if (!producer.ok() || !consumer.ok()) {
     result.failed = true;
     return result;
   }
   std::atomic<bool> producer_done{false};
   std::atomic<bool> failed{false};
-  const CpuWindow cpu(pid);
+  std::vector<CpuWindow> cpu(pids.begin(), pids.end());
   const auto start = SteadyClock::now();
   std::thread producer_thread([&] {
-    produce(**producer, *topic, size, count, batch, failed);
+    produce(**producer, topic, size, count, batch, failed);
     producer_done.store(true);
   });
   const protocol::PollMessagesRequest request =
-      poll_request(*topic, 0, {protocol::ConsumerKind::consumer, protocol::Identifier::numeric(1)},
+      poll_request(topic, 0, {protocol::ConsumerKind::consumer, protocol::Identifier::numeric(1)},
                    {protocol::PollingKind::next, 0}, 1000, 1'000'000, true);
   size_t received = 0;
   auto last = start;
@@ -98,8 +107,18 @@ ThroughputResult measure_hark_throughput(const std::string& address, pid_t pid, 
     received += messages.count();
   }
   producer_thread.join();
-  finish_throughput(result, received, count, size, last - start, cpu.used_ns(), failed.load());
+  int64_t cpu_ns = 0;
+  for (const CpuWindow& window : cpu) {
+    const int64_t used = window.used_ns();
+    cpu_ns = used < 0 || cpu_ns < 0 ? -1 : cpu_ns + used;
+  }
+  finish_throughput(result, received, count, size, last - start, cpu_ns, failed.load());
   return result;
+}
+
+std::vector<ThroughputCase> throughput_cases(const Options& options) {
+  return {{.size = 100, .count = options.smoke ? 2000u : 1'000'000u, .batch = 1000},
+          {.size = 1000, .count = options.smoke ? 1000u : 300'000u, .batch = 100}};
 }
 
 // Loopback's own ceilings in this run, next to the broker's figures: iperf3 (when installed),
@@ -153,16 +172,10 @@ bool run_throughput(const Options& options, Report& report) {
   HarkServer server;
   if (!server.start(options)) return false;
   bool ok = true;
-  struct Case {
-    size_t size;
-    size_t count;
-    size_t batch;
-  };
-  const Case cases[] = {{100, options.smoke ? 2000u : 1'000'000u, 1000},
-                        {1000, options.smoke ? 1000u : 300'000u, 100}};
+  const std::vector<ThroughputCase> cases = throughput_cases(options);
   const WireCeiling ceiling =
       measure_wire_ceiling(options, report, 100 * 1000, cases[1].size * cases[1].count);
-  for (const Case& c : cases) {
+  for (const ThroughputCase& c : cases) {
     ThroughputResult run =
         measure_hark_throughput(server.address(), server.pid(), c.size, c.count, c.batch);
     ok = ok && !run.failed;

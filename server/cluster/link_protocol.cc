@@ -70,6 +70,29 @@ LinkFrame scan_link_frame(std::span<const std::byte> received, size_t body_max) 
   return frame;
 }
 
+LinkFrame LinkReader::next(bool authenticated) {
+  const LinkFrame frame =
+      scan_link_frame(std::span<const std::byte>(in_).subspan(head_),
+                      authenticated ? link_body_max : link_body_max_unauthenticated);
+  if (frame.state == LinkScanState::ready) head_ += frame.frame_size;
+  return frame;
+}
+
+void LinkReader::compact() {
+  if (head_ == in_.size()) {
+    in_.clear();
+    head_ = 0;
+  } else if (head_ > compact_after) {
+    in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+}
+
+void LinkReader::clear() {
+  in_.clear();
+  head_ = 0;
+}
+
 void append_link_request(const LinkRequest& request, protocol::Bytes& out) {
   protocol::Writer writer(out);
   const size_t at = begin_frame(writer, LinkKind::request);
@@ -265,13 +288,14 @@ AnswerTable::AnswerTable(size_t capacity) : slots_(capacity) { HARK_ASSERT(capac
 
 AnswerTable::Seen AnswerTable::begin(uint64_t id) {
   Slot& found = slot(id);
-  if (found.id == id) return found.done ? Seen::answered : Seen::in_progress;
+  if (found.used && found.id == id) return found.done ? Seen::answered : Seen::in_progress;
   // Below the floor, or a newer id holds its slot: it may have run and been forgotten.
-  if (id < floor_ || (found.id != UINT64_MAX && found.id > id)) return Seen::forgotten;
+  if (id < floor_ || (found.used && found.id > id)) return Seen::forgotten;
   // The slot's previous id (if any) is forgotten from now on: raise the floor past it, so it
   // is refused rather than executed again.
-  if (found.id != UINT64_MAX && found.id >= floor_) floor_ = found.id + 1;
+  if (found.used && found.id >= floor_) floor_ = found.id + 1;
   found.id = id;
+  found.used = true;
   found.done = false;
   found.answer.clear();
   return Seen::fresh;
@@ -279,14 +303,14 @@ AnswerTable::Seen AnswerTable::begin(uint64_t id) {
 
 void AnswerTable::answered(uint64_t id, std::span<const std::byte> answer) {
   Slot& found = slot(id);
-  if (found.id != id) return;
+  if (!found.used || found.id != id) return;
   found.done = true;
   found.answer.assign(answer.begin(), answer.end());
 }
 
 std::span<const std::byte> AnswerTable::answer(uint64_t id) const {
   const Slot& found = slot(id);
-  HARK_ASSERT(found.id == id && found.done);
+  HARK_ASSERT(found.used && found.id == id && found.done);
   return found.answer;
 }
 

@@ -60,6 +60,33 @@ struct LinkFrame {
 // an unknown kind (the link closes: the bytes after it cannot be trusted).
 LinkFrame scan_link_frame(std::span<const std::byte> received, size_t body_max);
 
+// The longest frame body accepted before the handshake (a hello or a proof: a few hundred
+// bytes) and after it (a whole forwarded send or poll answer).
+inline constexpr size_t link_body_max_unauthenticated = 512;
+inline constexpr size_t link_body_max = size_t{256} << 20;
+
+// A link's received bytes, assembled into frames (server/node_link.cc's LinkSocket and the
+// fuzz target tests/fuzz/link_fuzz.cc read through it). It holds at most one partial frame,
+// bounded by the limit in force, plus what one receive brought.
+class LinkReader {
+ public:
+  void append(std::span<const std::byte> bytes) {
+    in_.insert(in_.end(), bytes.begin(), bytes.end());
+  }
+  // The next frame, with the unauthenticated or the authenticated body limit; a ready frame is
+  // consumed (its body is valid until the next append(), compact() or clear()).
+  LinkFrame next(bool authenticated);
+  // Drops consumed bytes once they are all read or pile up (call after handling the frames).
+  void compact();
+  void clear();
+  size_t buffered() const { return in_.size() - head_; }
+
+ private:
+  static constexpr size_t compact_after = 64 * 1024;
+  protocol::Bytes in_;
+  size_t head_ = 0;
+};
+
 // A forwarded request's header (the Iggy payload follows it in the frame).
 struct LinkRequest {
   static constexpr uint8_t deduplicated = 1;  // flags: the owner keeps its answer (a write).
@@ -173,7 +200,8 @@ class AnswerTable {
 
  private:
   struct Slot {
-    uint64_t id = UINT64_MAX;  // UINT64_MAX: empty.
+    uint64_t id = 0;
+    bool used = false;  // Every id is a peer's: none may stand for "empty".
     bool done = false;
     protocol::Bytes answer;
   };

@@ -46,6 +46,8 @@ class HarkdForwarding : public ::testing::Test {
       clients_[id] = cluster_.connect(id);
       ASSERT_NE(clients_[id], nullptr) << id;
     }
+    // Created once every node is a member, so each owns one of the three partitions.
+    ASSERT_TRUE(cluster_.wait_for_all_members());
     create_topic(1);
     // Every node's view holds the three nodes and the three assignments.
     for (uint32_t id = 1; id <= 3; id++) {
@@ -76,17 +78,9 @@ class HarkdForwarding : public ::testing::Test {
   }
 
   void read_owners() {
-    auto etcd = server::cluster::EtcdGateway::create({.endpoints = {cluster_.etcd().url()},
-                                                      .user = EtcdProcess::user,
-                                                      .password = EtcdProcess::password});
-    ASSERT_TRUE(etcd.ok());
     for (uint32_t p = 0; p < partitions; p++) {
-      const auto range = (*etcd)->range("/hark/e2e/assignments/0/0/" + std::to_string(p), false);
-      ASSERT_TRUE(range.ok());
-      ASSERT_EQ(range->kvs.size(), 1u);
-      const auto assignment = server::cluster::decode_assignment(range->kvs[0].value);
-      ASSERT_TRUE(assignment.has_value());
-      owner_of_[p] = assignment->node;
+      owner_of_[p] = cluster_.owner_of(0, 0, p);
+      ASSERT_NE(owner_of_[p], 0u) << p;
     }
   }
 

@@ -7,6 +7,9 @@
 
 #include <sys/stat.h>
 
+#include "hark/server/cluster/cluster_view.h"
+#include "hark/server/cluster/etcd_gateway.h"
+
 namespace hark::test {
 
 std::string LocalCluster::start(const Options& options) {
@@ -28,6 +31,43 @@ void LocalCluster::kill(uint32_t id) { node(id).signal(SIGKILL); }
 
 std::string LocalCluster::restart(uint32_t id) {
   return start_node(id, runs_.at(id - 1).front()->data_directory());
+}
+
+std::string LocalCluster::bound_link_address(uint32_t id) {
+  // The current process's own stderr (each run has its own).
+  std::ifstream in(node(id).stderr_path());
+  const std::string marker = "node links on ";
+  std::string line;
+  std::string found;
+  while (std::getline(in, line)) {
+    const size_t at = line.find(marker);
+    if (at == std::string::npos) continue;
+    const size_t start = at + marker.size();
+    found = line.substr(start, line.find_first_of(" \"", start) - start);
+  }
+  return found;
+}
+
+bool LocalCluster::wait_for_all_members() {
+  for (uint32_t id = 1; id <= options_.nodes; id++) {
+    const bool all = wait_for_stats(
+        node(id), [&](const HarkdStats& stats) { return stats.view_nodes == options_.nodes; });
+    if (!all) return false;
+  }
+  return true;
+}
+
+uint32_t LocalCluster::owner_of(uint32_t stream, uint32_t topic, uint32_t partition) {
+  auto etcd = server::cluster::EtcdGateway::create(
+      {.endpoints = {etcd_.url()}, .user = EtcdProcess::user, .password = EtcdProcess::password});
+  if (!etcd.ok()) return 0;
+  const auto range =
+      (*etcd)->range("/hark/" + options_.name + "/assignments/" + std::to_string(stream) + "/" +
+                         std::to_string(topic) + "/" + std::to_string(partition),
+                     false);
+  if (!range.ok() || range->kvs.size() != 1) return 0;
+  const auto assignment = server::cluster::decode_assignment(range->kvs[0].value);
+  return assignment ? assignment->node : 0;
 }
 
 std::unique_ptr<client::Client> LocalCluster::connect(uint32_t id) {
@@ -54,6 +94,9 @@ std::vector<std::string> LocalCluster::arguments(uint32_t id) const {
                                         "--cluster-secret-file",
                                         secret_file_};
   arguments.insert(arguments.end(), options_.extra_args.begin(), options_.extra_args.end());
+  if (const auto own = options_.node_args.find(id); own != options_.node_args.end()) {
+    arguments.insert(arguments.end(), own->second.begin(), own->second.end());
+  }
   return arguments;
 }
 

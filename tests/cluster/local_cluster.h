@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ class LocalCluster {
     std::string secret = std::string(40, 's');
     // Appended to every node's command line.
     std::vector<std::string> extra_args;
+    // Appended to one node's command line, by node id (e.g. --advertised-link-address to put
+    // a LinkProxy in front of its links).
+    std::map<uint32_t, std::vector<std::string>> node_args;
   };
 
   LocalCluster() = default;
@@ -48,6 +52,16 @@ class LocalCluster {
   void kill(uint32_t id);
   // Starts a killed or stopped node again on its data directory; empty on success.
   std::string restart(uint32_t id);
+  // The address the node's current process listens on for links (from its "node links on"
+  // log line), which is not the registered one behind --advertised-link-address; "" if none.
+  std::string bound_link_address(uint32_t id);
+  // Waits (bounded) until every node's view holds all N nodes: a topic created before may be
+  // spread over fewer (the controller assigns to the live nodes it knows). False if it never
+  // did.
+  bool wait_for_all_members();
+  // The node the controller assigned (stream, topic, partition) to (numeric ids, read from
+  // etcd); 0 if none.
+  uint32_t owner_of(uint32_t stream, uint32_t topic, uint32_t partition);
   // A client connected to the node and logged in as iggy/iggy; nullptr on failure.
   std::unique_ptr<client::Client> connect(uint32_t id);
 

@@ -62,7 +62,9 @@ struct HarkdStats {
   uint64_t link_handshakes_refused = 0;
   uint64_t forwarded = 0;
   uint64_t forwarded_executed = 0;
+  uint64_t links_dropped = 0;
   uint64_t forwarded_replayed = 0;
+  uint64_t forwarded_forgotten = 0;
   uint64_t forward_unavailable = 0;
   uint64_t view_assignments = 0;
   uint64_t view_nodes = 0;

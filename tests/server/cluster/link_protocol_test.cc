@@ -1,5 +1,6 @@
 // The node-link protocol (server/cluster/link_protocol.h) without sockets: frames round-trip and
-// malformed ones are rejected, the handshake succeeds both ways with one secret and fails on
+// malformed ones are rejected (the LinkReader across receives, with the limits before and after
+// the handshake), the handshake succeeds both ways with one secret and fails on
 // either side with another (or another cluster name), a client command or a frame out of turn
 // is refused, and the AnswerTable answers a re-sent write with its first answer, refuses ids it
 // forgot, and stays bounded. Label unit.
@@ -98,6 +99,37 @@ TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
   EXPECT_FALSE(parse_link_response(only_frame(response).body).ok());
   EXPECT_FALSE(parse_link_cancel({}).ok());
   EXPECT_FALSE(parse_link_request(std::span(out).first(6)).ok());
+}
+
+TEST(LinkFrames, ReaderAssemblesFramesAcrossReceivesWithTheLimitInForce) {
+  protocol::Bytes wire;
+  append_link_cancel(5, wire);
+  append_link_cancel(6, wire);
+  LinkReader reader;
+  // One byte per receive: nothing until a frame is whole, then exactly that frame.
+  std::vector<uint64_t> ids;
+  for (const std::byte byte : wire) {
+    reader.append(std::span(&byte, 1));
+    const LinkFrame frame = reader.next(true);
+    if (frame.state == LinkScanState::ready) ids.push_back(*parse_link_cancel(frame.body));
+    ASSERT_NE(frame.state, LinkScanState::rejected);
+    reader.compact();
+  }
+  EXPECT_EQ(ids, (std::vector<uint64_t>{5, 6}));
+  EXPECT_EQ(reader.buffered(), 0u);
+  // A body past 512 bytes is refused before the handshake and read after it.
+  protocol::Bytes big;
+  const std::string payload(600, 'p');
+  append_link_request({.id = 1, .payload = as_bytes(payload)}, big);
+  LinkReader before;
+  before.append(big);
+  EXPECT_EQ(before.next(false).state, LinkScanState::rejected);
+  LinkReader after;
+  after.append(big);
+  const LinkFrame frame = after.next(true);
+  ASSERT_EQ(frame.state, LinkScanState::ready);
+  EXPECT_EQ(parse_link_request(frame.body)->payload.size(), payload.size());
+  EXPECT_EQ(after.next(true).state, LinkScanState::need_more);
 }
 
 struct Handshake {
@@ -216,6 +248,19 @@ TEST(AnswerTable, TrimmedAndEvictedIdsAreRefusedNeverRerun) {
   // An in-progress id evicted by a newer one: its late answer is not stored over the newer.
   table.answered(13, as_bytes("late"));
   EXPECT_EQ(table.begin(17), AnswerTable::Seen::in_progress);
+}
+
+// Found by tests/fuzz/link_fuzz.cc: an empty slot was marked by the id UINT64_MAX, so a peer's
+// first request with that id was taken for one in progress and never run nor answered.
+TEST(AnswerTable, EveryIdIsFreshTheFirstTimeItComes) {
+  AnswerTable table(4);
+  EXPECT_EQ(table.begin(UINT64_MAX), AnswerTable::Seen::fresh);
+  EXPECT_EQ(table.begin(UINT64_MAX), AnswerTable::Seen::in_progress);
+  table.answered(UINT64_MAX, as_bytes("max"));
+  EXPECT_EQ(table.begin(UINT64_MAX), AnswerTable::Seen::answered);
+  EXPECT_EQ(table.answer(UINT64_MAX).size(), 3u);
+  AnswerTable other(4);
+  EXPECT_EQ(other.begin(0), AnswerTable::Seen::fresh);
 }
 
 TEST(ClusterSecret, MissingShortOrWorldReadableIsRefused) {
