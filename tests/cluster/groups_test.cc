@@ -28,7 +28,7 @@ using protocol::Identifier;
 
 constexpr uint32_t partitions = 3;
 
-class HarkdGroups : public ::testing::Test {
+class ClusterGroups : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(cluster_.start({}), "");
@@ -134,7 +134,7 @@ class HarkdGroups : public ::testing::Test {
   std::map<uint32_t, uint32_t> owner_of_;
 };
 
-TEST_F(HarkdGroups, MembersViaTwoNodesShareOneGroupAndEachMessageIsDeliveredOnce) {
+TEST_F(ClusterGroups, MembersViaTwoNodesShareOneGroupAndEachMessageIsDeliveredOnce) {
   // One group, two members, every node deals the partitions alike: {0, 2} and {1}.
   for (uint32_t via = 1; via <= 3; via++) {
     const auto members = group_members(via);
@@ -180,7 +180,7 @@ TEST_F(HarkdGroups, MembersViaTwoNodesShareOneGroupAndEachMessageIsDeliveredOnce
   EXPECT_TRUE(wait_until([&] { return group_members(3).size() == 1; }, 10s));
 }
 
-TEST_F(HarkdGroups, ParkedMemberPollsAreWokenBySendsViaAThirdNode) {
+TEST_F(ClusterGroups, ParkedMemberPollsAreWokenBySendsViaAThirdNode) {
   // Member 1 (via node 1) waits on partitions 0 and 2: one leg parked at each owner.
   const uint64_t parked_before = parked_now_total();
   auto first = std::async(std::launch::async, [&] { return member_poll(1, 10, 20s); });
@@ -215,7 +215,7 @@ TEST_F(HarkdGroups, ParkedMemberPollsAreWokenBySendsViaAThirdNode) {
   EXPECT_EQ(member_poll(1, 10, 0us)->messages().count(), 0u);
 }
 
-TEST_F(HarkdGroups, ANodeThatDiesTakesItsMembersOutOfTheGroup) {
+TEST_F(ClusterGroups, ANodeThatDiesTakesItsMembersOutOfTheGroup) {
   ASSERT_EQ(group_members(1).size(), 2u);
   cluster_.kill(2);  // Member 2's connection never says goodbye: its node is gone.
   // Node 1 or 3 sees node 2's lease lapse and removes its member: member 1 gets every partition.
