@@ -570,7 +570,8 @@ class Connection final : public ListHook<>,
   uint32_t group_cursor_ = 0;               // Round robin over the assignment, one step a poll.
   size_t legs_out_ = 0;                     // Legs still at their owners.
   size_t legs_empty_ = 0;                   // Legs answered without messages.
-  std::optional<Error> legs_error_;         // The first leg's error, if one failed.
+  bool legs_failed_ = false;                // A leg's link failed it.
+  Instant legs_deadline_{};                 // The member's poll's, as every leg carries it.
   bool leg_commit_due_ = false;             // The winner's offset is stored once it is written.
   bool leg_committing_ = false;             // legs_[0] carries that store.
   uint32_t leg_commit_node_ = 0;

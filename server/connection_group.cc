@@ -97,7 +97,8 @@ void Connection::start_legs(const protocol::PollMessagesRequest& request,
   leg_poll_.auto_commit = false;  // Stored here for the winner alone (commit_leg).
   leg_commit_due_ = request.auto_commit;
   legs_empty_ = 0;
-  legs_error_.reset();
+  legs_failed_ = false;
+  legs_deadline_ = deadline;
   forward_partition_ = assigned_.front();
   size_t started = 0;
   for (const uint32_t partition : assigned_) {
@@ -148,10 +149,10 @@ void Connection::leg_done(GroupLeg& leg, Result<std::span<const std::byte>> resp
     legs_won(leg, *response, *last);
     return;
   }
-  if (!response.ok()) {
-    if (!legs_error_) legs_error_ = response.error();
-  } else {
+  if (response.ok()) {
     legs_empty_++;
+  } else {
+    legs_failed_ = true;
   }
   if (legs_out_ == 0) legs_over();
 }
@@ -174,10 +175,10 @@ void Connection::legs_over() {
     close_if_idle();
     return;
   }
-  // Every leg waited to the deadline (or failed): empty, as a member poll that found nothing;
-  // an error only if no owner answered at all.
-  if (legs_empty_ == 0 && legs_error_) {
-    respond_error(*legs_error_);
+  // No leg brought messages. A poll is never an error: when every leg's link failed it waits out
+  // its deadline here, as on a partition without a live owner; else it is answered empty.
+  if (legs_empty_ == 0 && legs_failed_ && !shard_.stopping()) {
+    wait_unavailable(legs_deadline_);
     return;
   }
   respond_empty_wait();
