@@ -4,8 +4,9 @@
 // membership journaled in etcd); every message sent via node 3 is delivered to exactly one
 // member exactly once (counted); a member's parked poll is woken by a send via node 3 to a
 // partition another node owns (its legs counted parked and cancelled at the owners, not
-// timed), and its auto-commit is stored at that owner; a node that dies takes its members out
-// of the group. Label cluster (release stage only): one etcd, three harkd, seconds each.
+// timed), and its auto-commit is stored at that owner; a client that goes away cancels its
+// legs at every owner; a node that dies takes its members out of the group. Label cluster (release
+// stage only): one etcd, three harkd, seconds each.
 #include <algorithm>
 #include <chrono>
 #include <future>
@@ -213,6 +214,37 @@ TEST_F(ClusterGroups, ParkedMemberPollsAreWokenBySendsViaAThirdNode) {
   // Member 1's next poll does not see its message again.
   EXPECT_EQ(member_poll(1, 10, 0us)->messages().count(), 0u);
   EXPECT_EQ(member_poll(1, 10, 0us)->messages().count(), 0u);
+}
+
+// A member whose client goes away while its legs are parked has them cancelled at every owner
+// (their cancelled counters), and its leave reaches every node.
+TEST_F(ClusterGroups, AMemberGoneAtTheEntryCancelsItsLegsAtEveryOwner) {
+  members_.clear();  // Both leave: the next member is dealt all three partitions.
+  for (const uint32_t via : {1u, 2u, 3u}) {
+    ASSERT_TRUE(wait_until([&] { return group_members(via).empty(); }, 10s)) << via;
+  }
+  RawConnection client;
+  ASSERT_TRUE(client.connect_and_login(cluster_.node(1).address()));
+  const auto joined = client.exchange(request_frame(join()), 10s);
+  ASSERT_TRUE(joined.has_value() && joined->status == 0);
+  std::map<uint32_t, HarkdStats> before;
+  for (uint32_t id = 1; id <= 3; id++) before[id] = *cluster_.node(id).stats();
+  const uint64_t parked_before = parked_now_total();
+  protocol::PollMessagesRequest poll = poll_request(0, 0, next_strategy(), 1, 20s, true);
+  poll.consumer = {.kind = protocol::ConsumerKind::group, .id = Identifier::numeric(0)};
+  poll.partition_id.reset();
+  ASSERT_TRUE(client.send(request_frame(poll)));
+  ASSERT_TRUE(wait_until([&] { return parked_now_total() == parked_before + 3; }, 10s));
+  client.close();
+  for (uint32_t id = 1; id <= 3; id++) {
+    EXPECT_TRUE(wait_for_stats(cluster_.node(id),
+                               [&](const HarkdStats& stats) {
+                                 return stats.parked_now == before[id].parked_now &&
+                                        stats.cancelled == before[id].cancelled + 1;
+                               }))
+        << "node " << id;
+  }
+  EXPECT_TRUE(wait_until([&] { return group_members(3).empty(); }, 10s));
 }
 
 TEST_F(ClusterGroups, ANodeThatDiesTakesItsMembersOutOfTheGroup) {
