@@ -314,6 +314,7 @@ void Connection::start_request(uint32_t code, std::span<const std::byte> payload
   request_ = RequestState::answering;
   code_ = code;
   auto_commit_ = false;
+  leg_commit_due_ = false;
   Status status = ok_status();
   if (protocol::command_known(code) && !authenticated() &&
       !protocol::command_allowed_before_login(static_cast<protocol::Command>(code))) {
@@ -357,6 +358,10 @@ void Connection::send_done(Result<uint64_t> result) {
   }
   if (std::exchange(tls_flushing_, false)) {
     tls_flushed();
+    return;
+  }
+  if (leg_commit_due_) {
+    commit_leg();  // A member's poll answered by another node (connection_group.cc).
     return;
   }
   if (op_.get_if<core::Poll>() != nullptr) {

@@ -18,6 +18,7 @@
 #include "hark/core/base/intrusive_list.h"
 #include "hark/core/base/result.h"
 #include "hark/core/base/units.h"
+#include "hark/core/broker/broker.h"
 #include "hark/core/broker/operations.h"
 #include "hark/io/completion.h"
 #include "hark/io/sender.h"
@@ -352,6 +353,21 @@ class Connection final : public ListHook<>,
    private:
     Connection& connection_;
   };
+  // One leg of a group member's poll spread over the owners of its partitions
+  // (connection_group.cc): a one-partition poll parked at one owner; reused for the winner's
+  // auto-commit.
+  class GroupLeg final : public Forward {
+   public:
+    explicit GroupLeg(Connection& connection) : connection_(connection) {}
+    void forward_done(Result<std::span<const std::byte>> response) override {
+      connection_.leg_done(*this, response);
+    }
+    uint32_t node = 0;
+    uint32_t partition = 0;
+
+   private:
+    Connection& connection_;
+  };
   class ForwardWait final : public io::Timer {
    public:
     explicit ForwardWait(Connection& connection) : connection_(connection) {}
@@ -426,6 +442,12 @@ class Connection final : public ListHook<>,
   std::optional<core::PartitionKey> routed_partition(protocol::PollMessagesRequest& request);
   std::optional<core::PartitionKey> routed_partition(protocol::StoreConsumerOffsetRequest& request);
   std::optional<core::PartitionKey> routed_partition(protocol::GetConsumerOffsetRequest& request);
+  std::optional<core::PartitionKey> routed_partition(
+      protocol::DeleteConsumerOffsetRequest& request);
+  // A notification names one partition, or is served here (its partitions may be anywhere).
+  std::optional<core::PartitionKey> routed_partition(protocol::WaitForMessagesRequest& request);
+  std::optional<core::PartitionKey> routed_partition(protocol::WaitForLagRequest& request);
+  std::optional<core::PartitionKey> routed_partition(protocol::WaitForConditionRequest& request);
   // True: forwarded to the partition's owner or answered (ok); false: serve it here. Errors:
   // shard_communication_error (11001) when the owner is not live or nothing is assigned.
   template <typename Request>
@@ -434,10 +456,34 @@ class Connection final : public ListHook<>,
   Status forward(const Request& request, uint32_t node, const core::PartitionKey& key);
   void forward_done(Result<std::span<const std::byte>> response);
   void forward_wait_over();
-  // A poll with no live owner: answered empty at its deadline, as a poll that found nothing.
+  // A poll or notification with no live owner: answered empty at its deadline, as one that
+  // found nothing.
   void wait_unavailable(Instant deadline);
-  Duration poll_wait(const protocol::PollMessagesRequest& request);
+  // How long a request may wait (polls, notifications), clamped to max_wait; nullopt: it never
+  // waits.
+  template <typename Request>
+  std::optional<Duration> request_wait(const Request& request);
+  // The empty answer of the waiting request in code_ (a timeout's).
+  void respond_empty_wait();
   void cancel_forward();
+
+  // A group member's poll in cluster mode (connection_group.cc; docs/cluster.md §Consumer
+  // groups): served here when every partition of the member's assignment is this node's;
+  // without a wait (or with one partition) the round robin's partition alone, routed as a
+  // one-partition poll; with a wait, one leg per partition to its owner (this node too, over
+  // its own link), the first data answers, the other legs are cancelled, and the auto-commit is
+  // stored at the winner's owner once the answer is written.
+  Result<bool> route_group_poll(protocol::PollMessagesRequest& request);
+  bool all_assigned_here(const core::Broker::ResolvedIds& ids) const;
+  void start_legs(const protocol::PollMessagesRequest& request,
+                  const core::Broker::ResolvedIds& ids, Instant deadline);
+  GroupLeg& leg_at(size_t index);
+  void leg_done(GroupLeg& leg, Result<std::span<const std::byte>> response);
+  void legs_won(GroupLeg& leg, std::span<const std::byte> response, uint64_t last_offset);
+  void legs_over();
+  void cancel_legs();
+  // After the winner's answer is written: its offset, stored at its owner.
+  void commit_leg();
 
   // The rows of commands.inc (connection_commands.cc): code → decode → authorize → handler.
   // Ok: a response is under way. An error: answer it.
@@ -517,8 +563,22 @@ class Connection final : public ListHook<>,
   ForwardWait forward_wait_{*this};
   uint32_t forward_node_ = 0;       // Where forward_ went.
   uint32_t forward_partition_ = 0;  // Its partition (an empty poll answer names it).
-  Ref<const UserTable> users_;      // The users snapshot last looked at.
-  uint32_t user_id_ = UINT32_MAX;   // Logged in as; UINT32_MAX: not logged in.
+  // A member's poll spread over owners (connection_group.cc); capacities reused.
+  std::vector<std::unique_ptr<GroupLeg>> legs_;
+  std::vector<uint32_t> assigned_;          // The member's partitions, the round robin's first.
+  protocol::PollMessagesRequest leg_poll_;  // The member's poll, as each leg sends it.
+  uint32_t group_cursor_ = 0;               // Round robin over the assignment, one step a poll.
+  size_t legs_out_ = 0;                     // Legs still at their owners.
+  size_t legs_empty_ = 0;                   // Legs answered without messages.
+  bool legs_failed_ = false;                // A leg's link failed it.
+  Instant legs_deadline_{};                 // The member's poll's, as every leg carries it.
+  bool leg_commit_due_ = false;             // The winner's offset is stored once it is written.
+  bool leg_committing_ = false;             // legs_[0] carries that store.
+  uint32_t leg_commit_node_ = 0;
+  uint32_t leg_commit_partition_ = 0;
+  uint64_t leg_commit_offset_ = 0;
+  Ref<const UserTable> users_;     // The users snapshot last looked at.
+  uint32_t user_id_ = UINT32_MAX;  // Logged in as; UINT32_MAX: not logged in.
   // get_me / get_client / get_clients: the clients to answer about, while their groups are
   // looked up (control plane).
   std::vector<ClientInfo> clients_;

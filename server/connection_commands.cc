@@ -37,7 +37,11 @@ template <typename Request>
 constexpr bool forwardable = std::is_same_v<Request, protocol::SendMessagesRequest> ||
                              std::is_same_v<Request, protocol::PollMessagesRequest> ||
                              std::is_same_v<Request, protocol::StoreConsumerOffsetRequest> ||
-                             std::is_same_v<Request, protocol::GetConsumerOffsetRequest>;
+                             std::is_same_v<Request, protocol::GetConsumerOffsetRequest> ||
+                             std::is_same_v<Request, protocol::DeleteConsumerOffsetRequest> ||
+                             std::is_same_v<Request, protocol::WaitForMessagesRequest> ||
+                             std::is_same_v<Request, protocol::WaitForLagRequest> ||
+                             std::is_same_v<Request, protocol::WaitForConditionRequest>;
 
 template <typename Request, typename Handler>
 Status Connection::run(std::span<const std::byte> payload, Handler handler) {

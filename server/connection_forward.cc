@@ -1,10 +1,11 @@
-// Connection in cluster mode (docs/cluster.md §Forwarding): a send, a one-partition poll or an
-// offset request for a partition another live node owns goes to that node over this shard's
-// link to it (node_link.h) and its answer comes back to the client as the owner wrote it. The
-// permissions were checked here (connection_commands.cc runs route() after the authorization),
-// and the owner runs the request as this client's user. A partition without a live owner is
-// answered with shard_communication_error (11001), a retryable error outside the codes Iggy's
-// SDKs re-send on their own; a poll on one waits to its deadline and is answered empty.
+// Connection in cluster mode (docs/cluster.md §Forwarding): a send, a one-partition poll or
+// notification, or an offset request for a partition another live node owns goes to that node over
+// this shard's link to it (node_link.h) and its answer comes back to the client as the owner wrote
+// it. The permissions were checked here (connection_commands.cc runs route() after the
+// authorization), and the owner runs the request as this client's user. A partition without a live
+// owner is answered with shard_communication_error (11001), a retryable error outside the codes
+// Iggy's SDKs re-send on their own; a poll or notification on one waits to its deadline and is
+// answered empty.
 #include <algorithm>
 
 #include "hark/core/base/assert.h"
@@ -45,6 +46,26 @@ std::optional<uint32_t> offset_partition(const Request& request) {
   return std::nullopt;
 }
 
+// A notification names its partition, or watches several (all of a consumer's, a member's
+// assignment): those are served here.
+template <typename Request>
+std::optional<core::PartitionKey> notify_partition(const core::Broker& broker,
+                                                   const Request& request) {
+  if (!request.partition_id) return std::nullopt;
+  return key_of(broker, request.stream_id, request.topic_id, *request.partition_id);
+}
+
+// Writes: their first answer is kept at the owner, so a re-send never applies them twice.
+template <typename Request>
+constexpr bool deduplicated = std::is_same_v<Request, protocol::SendMessagesRequest> ||
+                              std::is_same_v<Request, protocol::StoreConsumerOffsetRequest> ||
+                              std::is_same_v<Request, protocol::DeleteConsumerOffsetRequest>;
+
+template <typename Request>
+constexpr bool notification = std::is_same_v<Request, protocol::WaitForMessagesRequest> ||
+                              std::is_same_v<Request, protocol::WaitForLagRequest> ||
+                              std::is_same_v<Request, protocol::WaitForConditionRequest>;
+
 }  // namespace
 
 std::optional<core::PartitionKey> Connection::routed_partition(
@@ -68,11 +89,8 @@ std::optional<core::PartitionKey> Connection::routed_partition(
 
 std::optional<core::PartitionKey> Connection::routed_partition(
     protocol::PollMessagesRequest& request) {
-  // A group member's poll spans the partitions the group deals it: served here (not spread
-  // over nodes yet, docs/cluster.md §Not built yet).
-  if (!request.partition_id || request.consumer.kind != protocol::ConsumerKind::consumer) {
-    return std::nullopt;
-  }
+  // A member's poll without a partition is route_group_poll's (connection_group.cc).
+  if (!request.partition_id) return std::nullopt;
   return key_of(shard_.broker(), request.stream_id, request.topic_id, *request.partition_id);
 }
 
@@ -90,8 +108,35 @@ std::optional<core::PartitionKey> Connection::routed_partition(
   return key_of(shard_.broker(), request.stream_id, request.topic_id, *partition);
 }
 
+std::optional<core::PartitionKey> Connection::routed_partition(
+    protocol::DeleteConsumerOffsetRequest& request) {
+  const std::optional<uint32_t> partition = offset_partition(request);
+  if (!partition) return std::nullopt;
+  return key_of(shard_.broker(), request.stream_id, request.topic_id, *partition);
+}
+
+std::optional<core::PartitionKey> Connection::routed_partition(
+    protocol::WaitForMessagesRequest& request) {
+  return notify_partition(shard_.broker(), request);
+}
+
+std::optional<core::PartitionKey> Connection::routed_partition(
+    protocol::WaitForLagRequest& request) {
+  return notify_partition(shard_.broker(), request);
+}
+
+std::optional<core::PartitionKey> Connection::routed_partition(
+    protocol::WaitForConditionRequest& request) {
+  return notify_partition(shard_.broker(), request);
+}
+
 template <typename Request>
 Result<bool> Connection::route(Request& request) {
+  if constexpr (std::is_same_v<Request, protocol::PollMessagesRequest>) {
+    if (request.consumer.kind == protocol::ConsumerKind::group && !request.partition_id) {
+      return route_group_poll(request);
+    }
+  }
   const std::optional<core::PartitionKey> key = routed_partition(request);
   if (!key) return false;
   const cluster::ClusterView& view = *shard_.cluster_view();
@@ -102,19 +147,26 @@ Result<bool> Connection::route(Request& request) {
     return true;
   }
   shard_.links()->shared().unavailable.fetch_add(1, std::memory_order_relaxed);
-  if constexpr (std::is_same_v<Request, protocol::PollMessagesRequest>) {
+  if (const std::optional<Duration> wait = request_wait(request)) {
     forward_partition_ = key->partition.value();
-    wait_unavailable(shard_.monotonic_now() + poll_wait(request));
+    wait_unavailable(shard_.monotonic_now() + *wait);
     return true;
   }
   return Error::shard_communication_error;
 }
 
-Duration Connection::poll_wait(const protocol::PollMessagesRequest& request) {
-  const Duration wait =
-      request.wait_timeout_us
-          ? wait_of(*request.wait_timeout_us)
-          : classic_poll_wait(shard_.options(), shard_.broker(), current_user(), request);
+template <typename Request>
+std::optional<Duration> Connection::request_wait(const Request& request) {
+  Duration wait{};
+  if constexpr (std::is_same_v<Request, protocol::PollMessagesRequest>) {
+    wait = request.wait_timeout_us
+               ? wait_of(*request.wait_timeout_us)
+               : classic_poll_wait(shard_.options(), shard_.broker(), current_user(), request);
+  } else if constexpr (notification<Request>) {
+    wait = wait_of(request.wait_timeout_us);
+  } else {
+    return std::nullopt;
+  }
   return std::min(wait, shard_.broker().options().max_wait);
 }
 
@@ -123,15 +175,14 @@ Status Connection::forward(const Request& request, uint32_t node, const core::Pa
   HARK_ASSERT(!forward_busy_);
   forward_.payload.clear();
   HARK_TRY(protocol::encode_payload(request, forward_.payload));
-  constexpr bool write = std::is_same_v<Request, protocol::SendMessagesRequest> ||
-                         std::is_same_v<Request, protocol::StoreConsumerOffsetRequest>;
-  forward_.header = {.user = user_id_,
-                     .client = client_id_,
-                     .code = code_,
-                     .flags = write ? cluster::LinkRequest::deduplicated : uint8_t{0}};
+  forward_.header = {
+      .user = user_id_,
+      .client = client_id_,
+      .code = code_,
+      .flags = deduplicated<Request> ? cluster::LinkRequest::deduplicated : uint8_t{0}};
   forward_.deadline.reset();
-  if constexpr (std::is_same_v<Request, protocol::PollMessagesRequest>) {
-    forward_.deadline = shard_.monotonic_now() + poll_wait(request);
+  if (const std::optional<Duration> wait = request_wait(request)) {
+    forward_.deadline = shard_.monotonic_now() + *wait;
   }
   forward_node_ = node;
   forward_partition_ = key.partition.value();
@@ -153,7 +204,7 @@ void Connection::forward_done(Result<std::span<const std::byte>> response) {
     send(1);
     return;
   }
-  // A poll waits out its deadline, as on a partition with no live owner.
+  // A poll or notification waits out its deadline, as on a partition with no live owner.
   if (forward_.deadline && !shard_.stopping()) {
     wait_unavailable(*forward_.deadline);
     return;
@@ -177,10 +228,25 @@ void Connection::forward_wait_over() {
     close_if_idle();
     return;
   }
-  const protocol::PollResponseHeader empty{.partition_id = forward_partition_};
-  poll_prefix_ = protocol::poll_response_prefix(empty, 0);
-  parts_[0] = poll_prefix_;
-  send(1);
+  respond_empty_wait();
+}
+
+void Connection::respond_empty_wait() {
+  switch (static_cast<protocol::Command>(code_)) {
+    case protocol::Command::wait_for_messages:
+      respond_encoded(protocol::WaitForMessagesResponse{});
+      return;
+    case protocol::Command::wait_for_lag: respond_ok(); return;  // As a timed-out lag watch.
+    case protocol::Command::wait_for_condition:
+      respond_encoded(protocol::WaitForConditionResponse{});
+      return;
+    default: {
+      const protocol::PollResponseHeader empty{.partition_id = forward_partition_};
+      poll_prefix_ = protocol::poll_response_prefix(empty, 0);
+      parts_[0] = poll_prefix_;
+      send(1);
+    }
+  }
 }
 
 void Connection::cancel_forward() {
@@ -192,11 +258,17 @@ void Connection::cancel_forward() {
     // A poll parked at the owner is cancelled there.
     shard_.links()->link_to(forward_node_).cancel(forward_);
   }
+  cancel_legs();  // A member's poll: at every owner.
 }
 
 template Result<bool> Connection::route(protocol::SendMessagesRequest&);
 template Result<bool> Connection::route(protocol::PollMessagesRequest&);
 template Result<bool> Connection::route(protocol::StoreConsumerOffsetRequest&);
 template Result<bool> Connection::route(protocol::GetConsumerOffsetRequest&);
+template Result<bool> Connection::route(protocol::DeleteConsumerOffsetRequest&);
+template Result<bool> Connection::route(protocol::WaitForMessagesRequest&);
+template Result<bool> Connection::route(protocol::WaitForLagRequest&);
+template Result<bool> Connection::route(protocol::WaitForConditionRequest&);
+template std::optional<Duration> Connection::request_wait(const protocol::PollMessagesRequest&);
 
 }  // namespace hark::server

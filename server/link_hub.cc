@@ -33,6 +33,7 @@ void append_header(protocol::Bytes& out, const T& header) {
 // (connection_requests.cc).
 struct AnswerOf {
   protocol::Bytes& out;
+  uint32_t code;
   void operator()(const std::monostate&) const {}
   void operator()(const core::Append&) const {
     append_header(out, protocol::ok_response_header(0));
@@ -44,6 +45,29 @@ struct AnswerOf {
     if (!op.stored || !protocol::encode_response(consumer_offset_response(op), out).ok()) {
       out.clear();
       append_header(out, protocol::ok_response_header(0));
+    }
+  }
+  void operator()(const core::DeleteOffset&) const {
+    append_header(out, protocol::ok_response_header(0));
+  }
+  void operator()(const core::Notify& op) const {
+    Status encoded = ok_status();
+    switch (static_cast<protocol::Command>(code)) {
+      case protocol::Command::wait_for_messages:
+        encoded = protocol::encode_response(wait_for_messages_response(op), out);
+        break;
+      case protocol::Command::wait_for_lag:
+        if (const auto lag = wait_for_lag_response(op)) {
+          encoded = protocol::encode_response(*lag, out);
+        } else {
+          append_header(out, protocol::ok_response_header(0));  // A timeout: empty.
+        }
+        break;
+      default: encoded = protocol::encode_response(wait_for_condition_response(op), out); break;
+    }
+    if (!encoded.ok()) {
+      out.clear();
+      append_header(out, protocol::error_response(encoded.error()));
     }
   }
   void operator()(const core::Poll& op) const {
@@ -156,19 +180,22 @@ void LinkHub::link_closed(InboundLink& link) {
   link.running().for_each([&](Executed& executed) {
     executed.link = nullptr;
     link.running().remove(executed);
-    if (auto* poll = std::get_if<Executed::LinkOp<core::Poll>>(&executed.op)) {
-      shard_.broker().cancel(*poll);
-    }
+    cancel_waiting(executed);
   });
 }
 
 void LinkHub::cancel(InboundLink& link, uint64_t id) {
   link.running().for_each([&](Executed& executed) {
-    if (executed.id != id) return;
-    if (auto* poll = std::get_if<Executed::LinkOp<core::Poll>>(&executed.op)) {
-      shard_.broker().cancel(*poll);
-    }
+    if (executed.id == id) cancel_waiting(executed);
   });
+}
+
+void LinkHub::cancel_waiting(Executed& executed) {
+  if (auto* poll = std::get_if<Executed::LinkOp<core::Poll>>(&executed.op)) {
+    shard_.broker().cancel(*poll);
+  } else if (auto* notify = std::get_if<Executed::LinkOp<core::Notify>>(&executed.op)) {
+    shard_.broker().cancel(*notify);
+  }
 }
 
 void LinkHub::answer_error(InboundLink& link, uint64_t id, Error error) {
@@ -260,8 +287,35 @@ Status LinkHub::start_op(Executed& executed, const cluster::LinkRequest& request
       shard_.broker().submit(op);
       return ok_status();
     }
+    case protocol::Command::delete_consumer_offset: {
+      HARK_TRY_ASSIGN(const protocol::DeleteConsumerOffsetRequest decoded,
+                      decode_forwarded<protocol::DeleteConsumerOffsetRequest>(payload));
+      auto& op = executed.op.emplace<Executed::LinkOp<core::DeleteOffset>>(executed);
+      HARK_TRY(fill_ids(decoded, op));
+      shard_.broker().submit(op);
+      return ok_status();
+    }
+    case protocol::Command::wait_for_messages:
+      return start_notify<protocol::WaitForMessagesRequest>(executed, request,
+                                                            &fill_wait_for_messages);
+    case protocol::Command::wait_for_lag:
+      return start_notify<protocol::WaitForLagRequest>(executed, request, &fill_wait_for_lag);
+    case protocol::Command::wait_for_condition:
+      return start_notify<protocol::WaitForConditionRequest>(executed, request,
+                                                             &fill_wait_for_condition);
     default: return Error::invalid_command;
   }
+}
+
+template <typename Request>
+Status LinkHub::start_notify(Executed& executed, const cluster::LinkRequest& request,
+                             Status (*fill)(const Request&, uint32_t, core::Notify&)) {
+  HARK_TRY_ASSIGN(Request decoded, decode_forwarded<Request>(executed.payload));
+  decoded.wait_timeout_us = request.wait_us;  // What is left of the client's wait.
+  auto& op = executed.op.emplace<Executed::LinkOp<core::Notify>>(executed);
+  HARK_TRY(fill(decoded, request.client, op));
+  shard_.broker().submit(op);
+  return ok_status();
 }
 
 void LinkHub::finished(Executed& executed) {
@@ -302,7 +356,7 @@ void LinkHub::encode_answer(Executed& executed) {
   if (!status.ok()) {
     append_header(executed.answer, protocol::error_response(status.error()));
   } else {
-    std::visit(AnswerOf{executed.answer}, executed.op);
+    std::visit(AnswerOf{executed.answer, executed.code}, executed.op);
   }
 }
 

@@ -413,9 +413,13 @@ Result<std::unique_ptr<LinkShared>> open_links(const ServerOptions& options,
 
 // Cluster mode needs a node id of its own (0 is the single node's).
 bool cluster_identity_ok(const ServerOptions& options) {
-  if (options.etcd_endpoints.empty() || options.node_id != 0) return true;
+  if (options.etcd_endpoints.empty() ||
+      (options.node_id != 0 && options.node_id <= cluster::node_id_max)) {
+    return true;
+  }
   HARK_LOG_ERROR(
-      "cluster mode (cluster.etcd) needs node.id 1 or more (--node-id), unique in the cluster");
+      "cluster mode (cluster.etcd) needs node.id from 1 to %u (--node-id), unique in the cluster",
+      cluster::node_id_max);
   log::flush();
   return false;
 }

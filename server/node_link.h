@@ -218,7 +218,8 @@ class Executed : public ListHook<> {
     Executed& executed_;
   };
   using Ops = std::variant<std::monostate, LinkOp<core::Append>, LinkOp<core::Poll>,
-                           LinkOp<core::StoreOffset>, LinkOp<core::GetOffset>>;
+                           LinkOp<core::StoreOffset>, LinkOp<core::GetOffset>,
+                           LinkOp<core::DeleteOffset>, LinkOp<core::Notify>>;
 
   void done();
 
@@ -311,6 +312,11 @@ class LinkHub final : private io::Completion {
   void arm_accept();
   Status start_op(Executed& executed, const cluster::LinkRequest& request);
   void answer_error(InboundLink& link, uint64_t id, Error error);
+  // A parked poll or notification is cancelled in the broker; anything else runs on.
+  void cancel_waiting(Executed& executed);
+  template <typename Request>
+  Status start_notify(Executed& executed, const cluster::LinkRequest& request,
+                      Status (*fill)(const Request&, uint32_t, core::Notify&));
   void encode_answer(Executed& executed);
   bool auto_commit(Executed& executed);
   void recycle(Executed& executed);

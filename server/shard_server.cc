@@ -30,8 +30,29 @@ constexpr Duration accept_retry_delay = std::chrono::milliseconds(100);
 // How long teardown waits for the kernel to finish cancelled receives and sends.
 constexpr Duration drain_timeout = std::chrono::seconds(1);
 
-// Iggy's client ids: unique in the process, over all shards, from 1.
+// Iggy's client ids: unique in the process, over all shards, from 1; in cluster mode unique in
+// the cluster too (cluster::client_id_of: the node's id in the top bits).
 std::atomic<uint32_t> next_client_id{1};
+
+// A node's members leave every group (ShardServer::set_cluster_view); control plane, owned by
+// the broker from submit to done.
+class MembersCleanup final : public core::LeaveMembersInRange {
+ public:
+  explicit MembersCleanup(uint32_t node) : node_(node) {
+    first = cluster::first_client_id(node);
+    last = cluster::last_client_id(node);
+  }
+  void done() override {
+    if (!status().ok()) {
+      HARK_LOG_WARN("cluster: members of node %u not removed from their groups: %s", node_,
+                    error_name(status().error()));
+    }
+    delete this;
+  }
+
+ private:
+  uint32_t node_;
+};
 
 // This shard's share of limits.unauthenticated_max, itself capped at 3/4 of
 // limits.connections_max so that logged-in clients always have room (at least 1).
@@ -88,6 +109,26 @@ ShardServer::ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_
       unauthenticated_share_(unauthenticated_share_of(shared.options)),
       spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
+void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
+  if (cluster_view_ && view->version <= cluster_view_->version) return;
+  Ref<const cluster::ClusterView> previous = std::exchange(cluster_view_, std::move(view));
+  if (id() != ShardId(0) || stopping_) return;
+  // Members are journaled with ids that name their node: a node that left (its lease lapsed)
+  // takes its members with it, and a restarted node drops those of its previous run, so no
+  // group keeps dealing partitions to a member nobody polls for.
+  const cluster::ClusterView& now = *cluster_view_;
+  if (now.registered && !std::exchange(members_cleaned_, true)) {
+    broker_.submit(*new MembersCleanup(now.self));
+  }
+  if (!previous) return;
+  for (const cluster::NodeInfo& node : previous->nodes) {
+    if (node.id != now.self && now.node(node.id) == nullptr) {
+      HARK_LOG_INFO("cluster: node %u left; its members leave their consumer groups", node.id);
+      broker_.submit(*new MembersCleanup(node.id));
+    }
+  }
+}
+
 ShardServer::~ShardServer() {
   // Runs after the broker and the shard's reactor are gone, so nothing can call back now.
   if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -133,7 +174,8 @@ void ShardServer::accept_connection(int fd) {
   }
   // The limits are the process's, each checked and taken in one step: connections migrate
   // between shards, so no shard has a share of them.
-  const uint32_t client_id = next_client_id.fetch_add(1, std::memory_order_relaxed);
+  const uint32_t client_id = cluster::client_id_of(
+      options().node_id, next_client_id.fetch_add(1, std::memory_order_relaxed));
   std::string peer = peer_of(fd);
   if (!unauthenticated_hosts().add_within(host_of(peer),
                                           options().unauthenticated_per_address_max)) {

@@ -95,9 +95,10 @@ class ShardServer final : private io::Completion {
   // The cluster as this node last read it from etcd (cluster mode), or null: one node, or no
   // view yet. Replaced only by Server::publish_cluster_view's task, on this shard.
   const cluster::ClusterView* cluster_view() const { return cluster_view_.get(); }
-  void set_cluster_view(Ref<const cluster::ClusterView> view) {
-    if (!cluster_view_ || view->version > cluster_view_->version) cluster_view_ = std::move(view);
-  }
+  // On shard 0 it also removes from every consumer group the members of nodes that left, and
+  // at this node's first registration its own members from before a restart (docs/cluster.md
+  // §Consumer groups).
+  void set_cluster_view(Ref<const cluster::ClusterView> view);
   // This shard's node links (cluster mode), or null.
   LinkHub* links() { return links_.get(); }
   Instant monotonic_now() const { return reactor_.clock().monotonic_now(); }
@@ -158,6 +159,7 @@ class ShardServer final : private io::Completion {
 
   io::Reactor& reactor_;
   Ref<const cluster::ClusterView> cluster_view_;
+  bool members_cleaned_ = false;  // This node's own members from before a restart (shard 0).
   core::Broker& broker_;
   ServerShared& shared_;
   int listen_fd_;

@@ -136,10 +136,21 @@ class Broker::ShutdownTask final : public io::Task {
   std::atomic<uint32_t>* remaining = nullptr;
 };
 
+namespace {
+
+// Empty; membership is journaled when the journal is shared (internal::Catalog).
+Ref<const internal::Catalog> initial_catalog(const BrokerOptions& options) {
+  auto catalog = make_ref<internal::Catalog>();
+  catalog->members_journaled = options.journal != nullptr;
+  return catalog;
+}
+
+}  // namespace
+
 Broker::Broker(const BrokerOptions& options)
     : options_(options),
       ownership_(options.shards_count),
-      initial_catalog_(make_ref<internal::Catalog>()),
+      initial_catalog_(initial_catalog(options)),
       conditions_(std::make_unique<internal::ConditionRegistry>()),
       setup_(std::make_unique<Setup>(*this)),
       shards_(options.shards_count, nullptr) {}
@@ -216,6 +227,21 @@ Result<uint32_t> Broker::pick_partition(const NameOrId& stream, const NameOrId& 
   HARK_ASSERT(&shard->broker() == this);
   HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard->catalog().topic(stream, topic));
   return internal::pick_partition(*shard, *entry, partitioning);
+}
+
+Status Broker::member_partitions(const NameOrId& stream, const NameOrId& topic,
+                                 const NameOrId& group, uint32_t member,
+                                 std::vector<uint32_t>& partitions) const {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  partitions.clear();
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard->catalog().topic(stream, topic));
+  HARK_TRY_ASSIGN(const internal::GroupEntry* const found, entry->group(group));
+  const GroupMemberInfo* const joined = found->member(member);
+  if (joined == nullptr) return Error::consumer_group_member_not_found;
+  partitions.assign(joined->partitions.begin(), joined->partitions.end());
+  return ok_status();
 }
 
 void Broker::cancel(Poll& poll) {

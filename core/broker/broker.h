@@ -137,6 +137,12 @@ class Broker {
   // Errors: not found (1009/1010, 2010/2011), no_partitions (3008), partition_not_found (3007).
   Result<uint32_t> pick_partition(const NameOrId& stream, const NameOrId& topic,
                                   const Partitioning& partitioning) const;
+  // The partitions the calling shard's catalog deals to group member `member` now, into
+  // `partitions` (cleared first; its capacity is reused): for a cluster entry node, which spreads
+  // a member's poll over the partitions' owners. Errors: not found (1009/1010, 2010/2011,
+  // 5000/5003), consumer_group_member_not_found (5006). On a shard of this broker only.
+  Status member_partitions(const NameOrId& stream, const NameOrId& topic, const NameOrId& group,
+                           uint32_t member, std::vector<uint32_t>& partitions) const;
 
   // Answers every parked poll empty, refuses new waits (polls answer at once), stops the hooks
   // and the shards, writes out every partition and closes it. Idempotent; not from a shard.

@@ -64,6 +64,18 @@ class LeaveConsumerGroups : public MetadataCommand {
   Status apply(internal::CatalogEdit& edit) override;
 };
 
+// Every member whose id is in [first, last] leaves every group it joined: in cluster mode a
+// node's clients, whose ids carry the node's id, when the node is gone or has restarted
+// (docs/cluster.md §Consumer groups).
+class LeaveMembersInRange : public MetadataCommand {
+ public:
+  uint32_t first = 0;
+  uint32_t last = 0;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
+};
+
 class GetConsumerGroup : public Operation {
  public:
   NameOrId stream;

@@ -241,22 +241,39 @@ Status LeaveConsumerGroup::apply(internal::CatalogEdit& edit) {
   return ok_status();
 }
 
-Status LeaveConsumerGroups::apply(internal::CatalogEdit& edit) {
+namespace {
+
+// Every member with an id in [first, last] leaves every group it joined.
+void leave_members(internal::CatalogEdit& edit, uint32_t first, uint32_t last) {
   // Collect first: leaving copies entries of the catalog being walked.
-  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> joined;
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>> joined;
   for (const auto& [stream_id, stream_entry] : edit.catalog().streams) {
     for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
       for (const auto& [group_id, group_entry] : topic_entry->groups) {
-        if (group_entry->member(member) != nullptr)
-          joined.emplace_back(stream_id, topic_id, group_id);
+        for (const GroupMemberInfo& member : group_entry->members) {
+          if (member.id >= first && member.id <= last)
+            joined.emplace_back(stream_id, topic_id, group_id, member.id);
+        }
       }
     }
   }
-  for (const auto& [stream_id, topic_id, group_id] : joined) {
+  for (const auto& [stream_id, topic_id, group_id, member] : joined) {
     internal::StreamEntry* const entry = *edit.writable_stream(NameOrId::id(stream_id));
     const internal::TopicEntry* const found = *entry->topic(NameOrId::id(topic_id));
     edit.leave_group(*entry, *found, **found->group(NameOrId::id(group_id)), member);
   }
+}
+
+}  // namespace
+
+Status LeaveConsumerGroups::apply(internal::CatalogEdit& edit) {
+  leave_members(edit, member, member);
+  return ok_status();
+}
+
+Status LeaveMembersInRange::apply(internal::CatalogEdit& edit) {
+  if (first > last) return Error::invalid_command;
+  leave_members(edit, first, last);
   return ok_status();
 }
 

@@ -55,6 +55,17 @@ struct Keys {
 // "<stream>/<topic>/<partition>" after a partitions/ or assignments/ prefix; nullopt if not.
 std::optional<core::PartitionKey> parse_partition_suffix(std::string_view suffix);
 
+// Client ids in cluster mode carry their node's id in the top 8 bits (node ids 1..255), so the
+// members of consumer groups, journaled for every node, are unique in the cluster and a node's
+// members can be removed when it is gone (docs/cluster.md §Consumer groups). Node 0 (one node)
+// keeps the plain counter. The counter wraps after 2^24 clients of one process.
+inline constexpr uint32_t node_id_max = 255;
+inline constexpr uint32_t client_id_of(uint32_t node, uint32_t counter) {
+  return node == 0 ? counter : (node << 24) | (counter & 0xFFFFFFu);
+}
+inline constexpr uint32_t first_client_id(uint32_t node) { return node << 24; }
+inline constexpr uint32_t last_client_id(uint32_t node) { return (node << 24) | 0xFFFFFFu; }
+
 // Where a partition lives, as a node sees the cluster.
 struct PartitionOwner {
   enum class Kind : uint8_t { node, unavailable, unassigned };

@@ -272,6 +272,71 @@ TEST_F(HarkdForwarding, AClientGoneAtTheEntryCancelsItsPollAtTheOwner) {
   }));
 }
 
+// hark's notifications name a partition: parked at its owner (its parked counter), woken there
+// by a send through a third node, and the owner's answer reaches the client at the entry.
+TEST_F(HarkdForwarding, WaitForMessagesViaNodeTwoIsWokenAtOwnerThreeBySendViaNodeOne) {
+  const uint32_t p = owned_by(3);
+  const HarkdStats before = *cluster_.node(3).stats();
+  auto waited = std::async(std::launch::async, [&] {
+    return clients_[2]->wait_for_messages({.consumer = {.id = Identifier::numeric(5)},
+                                           .stream_id = Identifier::numeric(0),
+                                           .topic_id = Identifier::numeric(0),
+                                           .partition_id = p,
+                                           .strategy = offset_strategy(0),
+                                           .wait_timeout_us = 20'000'000});
+  });
+  ASSERT_TRUE(wait_for_stats(cluster_.node(3), [&](const HarkdStats& stats) {
+    return stats.parked_now == before.parked_now + 1;
+  }));
+  EXPECT_EQ(cluster_.node(2).stats()->parked, 0u);  // Not parked at the entry.
+  ASSERT_TRUE(send(1, p, "ready").ok());
+  const auto answer = waited.get();
+  ASSERT_TRUE(answer.ok()) << error_name(answer.error());
+  ASSERT_EQ(answer->partitions.size(), 1u);
+  EXPECT_EQ(answer->partitions[0].partition_id, p);
+  EXPECT_EQ(answer->partitions[0].next_offset, 1u);
+  EXPECT_EQ(cluster_.node(3).stats()->woken, before.woken + 1);
+  // A lag watch on the same partition is served there too: 1 message, nothing stored.
+  const auto lag = clients_[1]->wait_for_lag({.consumer = {.id = Identifier::numeric(5)},
+                                              .stream_id = Identifier::numeric(0),
+                                              .topic_id = Identifier::numeric(0),
+                                              .partition_id = p,
+                                              .wait_timeout_us = 0,
+                                              .watch = protocol::LagWatch::above,
+                                              .threshold = 1});
+  ASSERT_TRUE(lag.ok() && lag->has_value()) << error_name(lag.error());
+  EXPECT_EQ((*lag)->total_lag, 1u);
+}
+
+// DeleteConsumerOffset via a node that does not own the partition deletes it at the owner:
+// read back via the owner itself, and a second delete is the owner's 3021.
+TEST_F(HarkdForwarding, DeleteConsumerOffsetViaANonOwnerTakesEffectAtTheOwner) {
+  const uint32_t p = owned_by(3);
+  ASSERT_TRUE(send(1, p, "m").ok());
+  const protocol::Consumer consumer{.id = Identifier::numeric(8)};
+  ASSERT_TRUE(clients_[3]
+                  ->store_consumer_offset({.consumer = consumer,
+                                           .stream_id = Identifier::numeric(0),
+                                           .topic_id = Identifier::numeric(0),
+                                           .partition_id = p,
+                                           .offset = 0})
+                  .ok());
+  const protocol::DeleteConsumerOffsetRequest remove{.consumer = consumer,
+                                                     .stream_id = Identifier::numeric(0),
+                                                     .topic_id = Identifier::numeric(0),
+                                                     .partition_id = p};
+  const uint64_t executed = cluster_.node(3).stats()->forwarded_executed;
+  ASSERT_TRUE(clients_[1]->delete_consumer_offset(remove).ok());
+  EXPECT_EQ(cluster_.node(3).stats()->forwarded_executed, executed + 1);
+  const auto offset = clients_[3]->get_consumer_offset({.consumer = consumer,
+                                                        .stream_id = Identifier::numeric(0),
+                                                        .topic_id = Identifier::numeric(0),
+                                                        .partition_id = p});
+  ASSERT_TRUE(offset.ok());
+  EXPECT_FALSE(offset->has_value());
+  EXPECT_EQ(clients_[2]->delete_consumer_offset(remove).error(), Error::consumer_offset_not_found);
+}
+
 TEST_F(HarkdForwarding, DeadOwnerIsUnavailableUntilItReturns) {
   const uint32_t dead = owned_by(3);
   const uint32_t alive = owned_by(2);

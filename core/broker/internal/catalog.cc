@@ -301,6 +301,10 @@ void CatalogEdit::join_group(StreamEntry& stream, const TopicEntry& topic, const
   GroupEntry& changed = writable_group(entry, group);
   changed.members.push_back(GroupMemberInfo{.id = client});
   changed.assign(static_cast<uint32_t>(entry.partitions.size()));
+  // The copies' ids: `topic` and `group` were just replaced, and freed if only this edit held them.
+  if (next_->members_journaled) {
+    journal_member(journal, RecordKind::member_joined, stream.id, entry.id, changed.id, client);
+  }
   HARK_ASSERT(changed.member(client) != nullptr);
 }
 
@@ -312,6 +316,10 @@ bool CatalogEdit::leave_group(StreamEntry& stream, const TopicEntry& topic, cons
   GroupEntry& changed = writable_group(entry, group);
   std::erase_if(changed.members, [&](const GroupMemberInfo& m) { return m.id == client; });
   changed.assign(static_cast<uint32_t>(entry.partitions.size()));
+  // The copies' ids: `topic` and `group` were just replaced, and freed if only this edit held them.
+  if (next_->members_journaled) {
+    journal_member(journal, RecordKind::member_left, stream.id, entry.id, changed.id, client);
+  }
   HARK_ASSERT(changed.member(client) == nullptr);
   return true;
 }

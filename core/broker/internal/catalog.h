@@ -42,7 +42,9 @@ class PartitionCell final : public CommitPoint, public RefCounted {
 // A consumer group: its members (clients, in join order) and the partitions each is assigned.
 // Assignment rule: partition p goes to member p mod members_count, members in join order
 // (docs/architecture.md §Consumer groups); recomputed whenever members or partitions change.
-// Members are connections, so they are not persisted: after a restart every group is empty.
+// Members are connections, so on one node they are not persisted: after a restart every group
+// is empty. In cluster mode they are journaled (Catalog::members_journaled), and the server
+// removes a node's members when it leaves or restarts (LeaveMembersInRange).
 struct GroupEntry : RefCounted {
   uint32_t id = 0;
   std::string name;
@@ -87,6 +89,10 @@ struct Catalog : RefCounted {
   uint64_t version = 0;
   // The last metadata journal entry this catalog includes (journal.h, RecordKind::entry).
   uint64_t sequence = 0;
+  // Group membership is journaled (RecordKind::member_joined/left) when the journal is shared
+  // by several nodes (BrokerOptions::journal), so that every node deals a group's partitions
+  // to the same members; on one node members are connections and are not journaled.
+  bool members_journaled = false;
   std::map<uint32_t, Ref<const StreamEntry>> streams;
   uint32_t next_stream_id = 0;
 
@@ -133,8 +139,8 @@ class CatalogEdit {
   GroupEntry& add_group(StreamEntry& stream, const TopicEntry& topic, uint32_t id,
                         std::string name);
   void remove_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group);
-  // Membership (not journaled: members are connections). join is idempotent; leave returns
-  // false if `client` is not a member.
+  // Membership (journaled only if Catalog::members_journaled). join is idempotent; leave
+  // returns false if `client` is not a member.
   void join_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,
                   uint32_t client);
   bool leave_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group,

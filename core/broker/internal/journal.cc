@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "hark/core/base/assert.h"
 #include "hark/core/broker/internal/catalog.h"
 #include "hark/storage/record_file.h"
 
@@ -139,6 +140,12 @@ void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_
   RecordWriter(out, RecordKind::group_created).u32(stream).u32(topic).u32(id).name(name);
 }
 
+void journal_member(std::vector<std::byte>& out, RecordKind kind, uint32_t stream, uint32_t topic,
+                    uint32_t group, uint32_t member) {
+  HARK_ASSERT(kind == RecordKind::member_joined || kind == RecordKind::member_left);
+  RecordWriter(out, kind).u32(stream).u32(topic).u32(group).u32(member);
+}
+
 void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                            uint32_t id) {
   RecordWriter(out, RecordKind::group_deleted).u32(stream).u32(topic).u32(id);
@@ -255,6 +262,30 @@ bool replay_group(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
   return true;
 }
 
+// Members come and go with connections: a join of a member or a leave of a non-member changes
+// nothing and is not an error (a node's own leave may cross another node's cleanup).
+bool replay_member(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
+  uint32_t stream_id = 0;
+  uint32_t topic_id = 0;
+  uint32_t group_id = 0;
+  uint32_t member = 0;
+  if (!reader.u32(stream_id) || !reader.u32(topic_id) || !reader.u32(group_id) ||
+      !reader.u32(member)) {
+    return false;
+  }
+  StreamEntry* const stream = find_stream(edit, stream_id);
+  const TopicEntry* const topic = find_topic(stream, topic_id);
+  if (topic == nullptr) return false;
+  const auto group = topic->group(NameOrId::id(group_id));
+  if (!group.ok()) return false;
+  if (kind == RecordKind::member_joined) {
+    edit.join_group(*stream, *topic, **group, member);
+  } else {
+    edit.leave_group(*stream, *topic, **group, member);
+  }
+  return true;
+}
+
 // Entries are applied in order (the next one only), and hold no entry.
 bool replay_entry(RecordReader& reader, CatalogEdit& edit) {
   uint64_t sequence = 0;
@@ -291,6 +322,8 @@ Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
     case RecordKind::partitions_deleted: replayed = replay_partitions(kind, reader, edit); break;
     case RecordKind::group_created:
     case RecordKind::group_deleted: replayed = replay_group(kind, reader, edit); break;
+    case RecordKind::member_joined:
+    case RecordKind::member_left: replayed = replay_member(kind, reader, edit); break;
     case RecordKind::entry: replayed = replay_entry(reader, edit); break;
   }
   return replayed && reader.at_end() ? ok_status() : corrupted();

@@ -32,6 +32,11 @@ enum class RecordKind : uint8_t {
   // 3..., no gap), so the command is kept whole or not at all, and a node knows where its copy
   // stands against a shared journal: [u64 sequence][the command's framed records].
   entry = 11,
+  // Group membership, journaled only when the journal is shared by several nodes (cluster
+  // mode: Catalog::members_journaled), so every node deals a group's partitions to the same
+  // members: [u32 stream][u32 topic][u32 group][u32 member].
+  member_joined = 12,
+  member_left = 13,
 };
 
 // Each appends one whole framed record to `out` (storage/record_file.h frames it).
@@ -54,6 +59,9 @@ void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_
                            uint32_t id, std::string_view name);
 void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                            uint32_t id);
+
+void journal_member(std::vector<std::byte>& out, RecordKind kind, uint32_t stream, uint32_t topic,
+                    uint32_t group, uint32_t member);
 
 // Appends one framed entry record holding `records` (framed, none of them an entry).
 void journal_entry(std::vector<std::byte>& out, uint64_t sequence,

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "hark/core/broker/blocking.h"
+#include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/etcd_journal.h"
 #include "hark/server/cluster/fake_etcd.h"
 #include "hark/tests/support/wait_until.h"
@@ -270,6 +271,68 @@ TEST_F(MetadataJournalTest, ATopicsPartitionsAreRequestedWithItsEntryAndReleased
   EXPECT_TRUE(has_key("/hark/test/partitions/0/0/1"));
   // The assignment stays: a partition created again with the same ids keeps its epoch.
   EXPECT_TRUE(has_key("/hark/test/assignments/0/0/2"));
+}
+
+// Group membership is journaled when the journal is shared: a member that joined via node 1
+// and one via node 2 are in one group on both nodes, dealt the partitions alike, in join
+// order; a node's members leave with LeaveMembersInRange (its clients' ids), on both nodes; and
+// a restarted node finds the members in its metadata.log (the server then removes its own).
+TEST_F(MetadataJournalTest, MembersJoinedViaTwoNodesShareOneGroupOnBoth) {
+  start(1);
+  start(2);
+  step();
+  step();
+  ASSERT_TRUE(create_stream(1, "s").ok());
+  Async<core::CreateTopic> topic;
+  topic.stream = core::NameOrId::id(0);
+  topic.name = "t";
+  topic.settings.partitions_count = 3;
+  ASSERT_TRUE(run(1, topic).ok());
+  Async<core::CreateConsumerGroup> group;
+  group.stream = core::NameOrId::id(0);
+  group.topic = core::NameOrId::id(0);
+  group.name = "g";
+  ASSERT_TRUE(run(1, group).ok());
+  const uint32_t one = client_id_of(1, 7);
+  const uint32_t two = client_id_of(2, 7);
+  for (const auto& [via, member] : {std::pair{1u, one}, std::pair{2u, two}}) {
+    Async<core::JoinConsumerGroup> join;
+    join.stream = core::NameOrId::id(0);
+    join.topic = core::NameOrId::id(0);
+    join.group = core::NameOrId::id(0);
+    join.member = member;
+    ASSERT_TRUE(run(via, join).ok());
+  }
+  const auto members = [&](uint32_t id) {
+    core::Blocking<core::GetConsumerGroup> get;
+    get.stream = core::NameOrId::id(0);
+    get.topic = core::NameOrId::id(0);
+    get.group = core::NameOrId::id(0);
+    EXPECT_TRUE(get.call(*node(id).broker).ok());
+    return get.result ? get.result->members : std::vector<core::GroupMemberInfo>{};
+  };
+  for (const uint32_t id : {1u, 2u}) {
+    const auto seen = members(id);
+    ASSERT_EQ(seen.size(), 2u) << id;
+    EXPECT_EQ(seen[0].id, one);
+    EXPECT_EQ(seen[0].partitions, (std::vector<uint32_t>{0, 2}));
+    EXPECT_EQ(seen[1].id, two);
+    EXPECT_EQ(seen[1].partitions, (std::vector<uint32_t>{1}));
+  }
+  // Node 2's members leave (as its server does when node 2 is gone), run via node 1.
+  Async<core::LeaveMembersInRange> cleanup;
+  cleanup.first = first_client_id(2);
+  cleanup.last = last_client_id(2);
+  ASSERT_TRUE(run(1, cleanup).ok());
+  for (const uint32_t id : {1u, 2u}) {
+    const auto seen = members(id);
+    ASSERT_EQ(seen.size(), 1u) << id;
+    EXPECT_EQ(seen[0].partitions, (std::vector<uint32_t>{0, 1, 2}));
+  }
+  // A restart replays the members from metadata.log.
+  stop(node(2));
+  start(2);
+  EXPECT_EQ(members(2).size(), 1u);
 }
 
 }  // namespace
