@@ -7,6 +7,7 @@
 
 #include "etcd_process.h"
 #include "hark/tests/e2e/harkd_process.h"
+#include "hark/tests/e2e/tls_certs.h"
 #include "hark/tools/client/client.h"
 
 namespace hark::test {
@@ -17,7 +18,8 @@ namespace hark::test {
 // what they need, e.g. members() below). kill()/restart() model a crash and a return: the
 // node comes back on its data directory with the same arguments (on a new port: tests read
 // address() again). The destructor kills what still runs and removes every directory. Nodes
-// listen for node links on 127.0.0.1, any port, with the cluster secret of Options.
+// listen for node links on 127.0.0.1, any port, with the cluster secret of Options, and with
+// mutual TLS when Options asks (certificates issued at start by a TestCa, tls_certs.h).
 //
 // Owned by one thread (the test's). Control plane: allocates freely.
 class LocalCluster {
@@ -32,6 +34,11 @@ class LocalCluster {
     std::string secret = std::string(40, 's');
     // Appended to every node's command line.
     std::vector<std::string> extra_args;
+    // Mutual TLS on the node links (cluster.tls_*): every node gets a certificate for
+    // 127.0.0.1 from one test CA, and that CA to verify its peers; the nodes listed in
+    // `link_tls_other_ca` get both from another CA (so no link with them ever comes up).
+    bool link_tls = false;
+    std::vector<uint32_t> link_tls_other_ca;
   };
 
   LocalCluster() = default;
@@ -50,14 +57,21 @@ class LocalCluster {
   std::string restart(uint32_t id);
   // A client connected to the node and logged in as iggy/iggy; nullptr on failure.
   std::unique_ptr<client::Client> connect(uint32_t id);
+  // The link address the node registered in etcd; empty when it has none (yet).
+  std::string link_address(uint32_t id);
 
  private:
   std::vector<std::string> arguments(uint32_t id) const;
   std::string start_node(uint32_t id, const std::string& data_directory);
+  void issue_link_certificates();
 
   Options options_;
   EtcdProcess etcd_;
   std::string secret_file_;
+  // With link_tls: the two CAs (in etcd's directory) and each node's flags.
+  std::unique_ptr<TestCa> link_ca_;
+  std::unique_ptr<TestCa> other_ca_;
+  std::vector<std::vector<std::string>> link_tls_args_;
   // Every process a node ran, the current one last: a restarted node's data directory
   // belongs to its first process, so that one lives until the cluster does.
   std::vector<std::vector<std::unique_ptr<HarkdProcess>>> runs_;
