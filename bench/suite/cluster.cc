@@ -3,8 +3,12 @@
 // The producer sends to the owner; the consumer polls either on the owner itself (direct) or on
 // the other node, which forwards the poll over its node link and relays the answer (forwarded).
 // The two alternate in blocks, so a neighbour's load weighs on both alike; the difference is
-// what a forwarding hop costs a wake.
+// what a forwarding hop costs a wake. With --link-tls a second pair, whose links run mutual TLS
+// (cluster.tls_*), takes a third turn in each block: forwarded over TLS.
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "hark/bench/suite/scenarios.h"
 #include "hark/server/cluster/cluster_view.h"
@@ -39,40 +43,65 @@ uint32_t set_up(test::LocalCluster& cluster) {
   return assignment ? assignment->node : 0;
 }
 
-}  // namespace
-
-bool run_cluster(const Options& options, Report& report) {
+// A started pair of nodes with its partition assigned: the owner's and the other node's
+// client addresses.
+struct Pair {
   test::LocalCluster cluster;
+  std::string owner;
+  std::string other;
+};
+
+bool start_pair(const Options& options, bool link_tls, Pair& pair) {
   test::LocalCluster::Options settings;
   settings.nodes = 2;
   settings.shards_count = options.shards;
   settings.name = "bench";
   settings.extra_args = {"--durability", options.durability};
-  if (const std::string failed = cluster.start(settings); !failed.empty()) {
+  settings.link_tls = link_tls;
+  if (const std::string failed = pair.cluster.start(settings); !failed.empty()) {
     std::fprintf(stderr, "cluster: %s\n", failed.c_str());
     return false;
   }
-  const uint32_t owner = set_up(cluster);
+  const uint32_t owner = set_up(pair.cluster);
   if (owner == 0) {
     std::fprintf(stderr, "cluster: no assignment for the partition\n");
     return false;
   }
-  const std::string owner_address = cluster.node(owner).address();
-  const std::string other_address = cluster.node(3 - owner).address();
-  const TopicIds topic{.stream = 0, .topic = 0};
+  pair.owner = pair.cluster.node(owner).address();
+  pair.other = pair.cluster.node(3 - owner).address();
+  return true;
+}
+
+// Wake samples of each block appended to `samples`; false on a failed measurement.
+bool measure_block(const std::string& producer, const std::string& consumer, int count,
+                   const Options& options, std::vector<double>& samples) {
+  const WakeResult result = measure_wake_between(
+      producer, consumer, TopicIds{.stream = 0, .topic = 0}, -1, count, options.gap);
+  samples.insert(samples.end(), result.latency_us.begin(), result.latency_us.end());
+  return !result.failed;
+}
+
+}  // namespace
+
+bool run_cluster(const Options& options, Report& report) {
+  Pair plain;
+  if (!start_pair(options, false, plain)) return false;
+  std::unique_ptr<Pair> tls;
+  if (options.link_tls) {
+    tls = std::make_unique<Pair>();
+    if (!start_pair(options, true, *tls)) return false;
+  }
   const int count = options.smoke ? 20 : 2000;
   const int blocks = options.smoke ? 1 : 10;
   std::vector<double> direct;
   std::vector<double> forwarded;
-  bool failed = false;
-  for (int block = 0; block < blocks && !failed; block++) {
-    WakeResult on_owner =
-        measure_wake_between(owner_address, owner_address, topic, -1, count / blocks, options.gap);
-    WakeResult via_other =
-        measure_wake_between(owner_address, other_address, topic, -1, count / blocks, options.gap);
-    failed = on_owner.failed || via_other.failed;
-    direct.insert(direct.end(), on_owner.latency_us.begin(), on_owner.latency_us.end());
-    forwarded.insert(forwarded.end(), via_other.latency_us.begin(), via_other.latency_us.end());
+  std::vector<double> forwarded_tls;
+  bool ok = true;
+  for (int block = 0; block < blocks && ok; block++) {
+    ok = measure_block(plain.owner, plain.owner, count / blocks, options, direct) &&
+         measure_block(plain.owner, plain.other, count / blocks, options, forwarded) &&
+         (tls == nullptr ||
+          measure_block(tls->owner, tls->other, count / blocks, options, forwarded_tls));
   }
   const std::string notes = "gap " + std::to_string(options.gap.count()) + " µs, 2 nodes, " +
                             std::to_string(options.shards) + " shards each, " + options.durability +
@@ -87,12 +116,23 @@ bool run_cluster(const Options& options, Report& report) {
                                          .samples_us = std::move(forwarded),
                                          .notes = notes + ", poll forwarded over a node link"})
                                    .latency.p50;
+  const char* smoke = options.smoke ? "  [smoke: too few samples to mean anything]" : "";
   char line[160];
   std::snprintf(line, sizeof line, "forwarded p50 - direct p50 = %.1f µs (one link hop)%s",
-                forwarded_p50 - direct_p50,
-                options.smoke ? "  [smoke: too few samples to mean anything]" : "");
+                forwarded_p50 - direct_p50, smoke);
   report.note(line);
-  return !failed;
+  if (tls != nullptr) {
+    const double tls_p50 =
+        report
+            .add({.name = "wake, consumer on a forwarding node, link TLS",
+                  .samples_us = std::move(forwarded_tls),
+                  .notes = notes + ", poll forwarded over a mutual-TLS node link (another pair)"})
+            .latency.p50;
+    std::snprintf(line, sizeof line, "link TLS p50 - plain link p50 = %.1f µs%s",
+                  tls_p50 - forwarded_p50, smoke);
+    report.note(line);
+  }
+  return ok;
 }
 
 }  // namespace hark::bench
