@@ -46,6 +46,7 @@ void usage(FILE* out) {
       "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
       "                  [--durability write|interval|always|memory]\n"
       "                  [--clients threads|processes] [--placements LIST] [--tls] [--link-tls]\n"
+      "                  [--link-tls-control]\n"
       "                  [--consumers K,...] [--client-threads N] [--parts LIST]\n"
       "                  [--peer-systems redis,nats]\n"
       "       hark-bench plot --json-dir DIR [--out DIR]\n"
@@ -66,7 +67,8 @@ void usage(FILE* out) {
       "--tls: wake and throughput against the spawned harkd with TLS on (a certificate\n"
       "made for the run with the openssl command).\n"
       "--link-tls: cluster also measures a second pair of nodes whose links run mutual\n"
-      "TLS (certificates made for the run), alternating with the plain pair.\n"
+      "TLS (certificates made for the run), alternating with the plain pair;\n"
+      "--link-tls-control: the same with the second pair plain too (a control).\n"
       "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
       "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);
@@ -151,6 +153,9 @@ bool parse_flags(int argc, char** argv, Options& options, std::string& out_dir) 
       options.tls = true;
     } else if (arg == "--link-tls") {
       options.link_tls = true;
+    } else if (arg == "--link-tls-control") {
+      options.link_tls = true;
+      options.link_tls_control = true;
     } else if (arg == "--shards" && has_value) {
       options.shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else {
