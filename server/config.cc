@@ -592,6 +592,24 @@ const Setting settings[] = {
        return {};
      },
      [](const ServerOptions& o) { return toml_string(o.cluster_secret_file); }},
+    {"cluster.tls_cert", "--node-link-tls-cert", "HARK_CLUSTER_TLS_CERT", "",
+     "this node's certificate for mutual TLS on node links (PEM; with tls_key and tls_ca)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_readable_file(o.link_tls_cert_file, "cluster.tls_cert", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.link_tls_cert_file); }},
+    {"cluster.tls_key", "--node-link-tls-key", "HARK_CLUSTER_TLS_KEY", "",
+     "the key of cluster.tls_cert (PEM)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_readable_file(o.link_tls_key_file, "cluster.tls_key", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.link_tls_key_file); }},
+    {"cluster.tls_ca", "--node-link-tls-ca", "HARK_CLUSTER_TLS_CA", "",
+     "the CA every node's link certificate must be signed by (PEM; a CA for this cluster only)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_readable_file(o.link_tls_ca_file, "cluster.tls_ca", v);
+     },
+     [](const ServerOptions& o) { return toml_string(o.link_tls_ca_file); }},
     {"cluster.lease_ttl", "--cluster-lease-ttl", "HARK_CLUSTER_LEASE_TTL", "",
      "how long a silent node stays a member (its etcd lease; kept alive every third of it)",
      [](ServerOptions& o, std::string_view v) -> std::string {
@@ -826,6 +844,23 @@ std::string check_etcd_tls(const ServerOptions& options) {
   return {};
 }
 
+// Mutual TLS on node links takes all three files, and node links exist in cluster mode only:
+// a part of it, or all of it on one node, would be silently unused.
+std::string check_link_tls(const ServerOptions& options) {
+  const int set = int{!options.link_tls_cert_file.empty()} +
+                  int{!options.link_tls_key_file.empty()} + int{!options.link_tls_ca_file.empty()};
+  if (set == 0) return {};
+  if (set != 3) {
+    return "cluster.tls_cert, cluster.tls_key and cluster.tls_ca go together (--node-link-tls-cert "
+           "FILE --node-link-tls-key FILE --node-link-tls-ca FILE)";
+  }
+  if (options.etcd_endpoints.empty()) {
+    return "cluster.tls_cert, tls_key and tls_ca protect node links, which run in cluster mode "
+           "only (cluster.etcd, --etcd)";
+  }
+  return {};
+}
+
 // TLS needs both files; harkd makes no certificate of its own (Iggy's self_signed).
 std::string check_tls(const ServerOptions& options) {
   if (!options.tls_enabled) return {};
@@ -946,6 +981,7 @@ ParsedFlags load_config(std::span<const char* const> args, std::span<const char*
   }
   error = check_tls(parsed.options);
   if (error.empty()) error = check_etcd_tls(parsed.options);
+  if (error.empty()) error = check_link_tls(parsed.options);
   if (!error.empty()) return failed(std::move(error));
   error = check_classic_wait_scope(parsed.options);
   if (!error.empty()) return failed(std::move(error));

@@ -365,7 +365,7 @@ Result<std::unique_ptr<TlsContext>> load_tls(const ServerOptions& options) {
   if (!options.tls_enabled) return std::unique_ptr<TlsContext>();
   std::string why;
   std::unique_ptr<TlsContext> tls =
-      TlsContext::load(options.tls_cert_file, options.tls_key_file, why);
+      TlsContext::load({.cert = options.tls_cert_file, .key = options.tls_key_file}, why);
   if (tls == nullptr) {
     HARK_LOG_ERROR("TLS (tcp.tls): %s", why);
     log::flush();
@@ -375,9 +375,26 @@ Result<std::unique_ptr<TlsContext>> load_tls(const ServerOptions& options) {
   return tls;
 }
 
-// Cluster mode: the cluster secret and the link listener (docs/cluster.md §Node links, §Trust),
-// bound to node.link_address (empty: the client listener's host, any port). Null on one node.
-// Exit code 2 (logged) for a missing, short or world-readable secret, 1 when it cannot listen.
+// The node links' TLS context when cluster.tls_* are set, else null; a file that is not PEM, a
+// key of another certificate or a CA file without a certificate is logged (Error: exit 2).
+Result<std::unique_ptr<TlsContext>> load_link_tls(const ServerOptions& options) {
+  if (options.link_tls_cert_file.empty()) return std::unique_ptr<TlsContext>();
+  std::string why;
+  std::unique_ptr<TlsContext> tls = TlsContext::load({.cert = options.link_tls_cert_file,
+                                                      .key = options.link_tls_key_file,
+                                                      .peer_ca = options.link_tls_ca_file},
+                                                     why);
+  if (tls == nullptr) {
+    HARK_LOG_ERROR("TLS on node links (cluster.tls_cert, tls_key, tls_ca): %s", why);
+    return Error::invalid_configuration;
+  }
+  return tls;
+}
+
+// Cluster mode: the cluster secret, the links' TLS and the link listener (docs/cluster.md
+// §Node links, §Trust), bound to node.link_address (empty: the client listener's host, any
+// port). Null on one node. Exit code 2 (logged) for a missing, short or world-readable secret
+// or TLS files harkd cannot use, 1 when it cannot listen.
 Result<std::unique_ptr<LinkShared>> open_links(const ServerOptions& options,
                                                const io::SocketAddress& client_bound,
                                                int& exit_code) {
@@ -389,6 +406,8 @@ Result<std::unique_ptr<LinkShared>> open_links(const ServerOptions& options,
     HARK_LOG_ERROR("cluster.secret_file: %s", why);
     return secret.error();
   }
+  Result<std::unique_ptr<TlsContext>> tls = load_link_tls(options);
+  if (!tls.ok()) return tls.error();
   io::SocketAddress address = client_bound;
   if (options.node_link_address.empty()) {
     reinterpret_cast<sockaddr_in*>(&address.storage)->sin_port = 0;  // Same offset in v6.
@@ -407,7 +426,9 @@ Result<std::unique_ptr<LinkShared>> open_links(const ServerOptions& options,
   links->node = options.node_id;
   links->incarnation = cluster::random_incarnation();
   links->listen_fd = *listener;
-  HARK_LOG_INFO("node links on %s", io::local_address(*listener)->to_string());
+  links->tls = std::move(tls).value();
+  HARK_LOG_INFO("node links on %s (%s)", io::local_address(*listener)->to_string(),
+                links->tls != nullptr ? "mutual TLS 1.3" : "plain TCP");
   return links;
 }
 

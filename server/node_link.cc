@@ -43,11 +43,11 @@ std::string LinkShared::format() const {
     return value.load(std::memory_order_relaxed);
   };
   return absl::StrFormat(
-      "links_up=%u link_handshakes_refused=%u links_dropped=%u forwarded=%u forwarded_executed=%u "
-      "forwarded_replayed=%u forwarded_forgotten=%u forward_unavailable=%u view_assignments=%u "
-      "view_nodes=%u",
-      get(links_up), get(handshakes_refused), get(links_dropped), get(forwarded), get(executed),
-      get(replayed), get(refused_forgotten), get(unavailable), get(view_assignments),
+      "links_up=%u link_handshakes_refused=%u link_tls_failures=%u links_dropped=%u forwarded=%u "
+      "forwarded_executed=%u forwarded_replayed=%u forwarded_forgotten=%u forward_unavailable=%u "
+      "view_assignments=%u view_nodes=%u",
+      get(links_up), get(handshakes_refused), get(tls_failures), get(links_dropped), get(forwarded),
+      get(executed), get(replayed), get(refused_forgotten), get(unavailable), get(view_assignments),
       get(view_nodes));
 }
 
@@ -60,7 +60,7 @@ LinkSocket::~LinkSocket() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void LinkSocket::attach(int fd) {
+bool LinkSocket::attach(int fd, bool dialer) {
   HARK_ASSERT(fd_ < 0 && !busy());
   fd_ = fd;
   closing_ = false;
@@ -68,16 +68,79 @@ void LinkSocket::attach(int fd) {
   in_.clear();
   queued_.clear();
   io::set_no_delay(fd_);
+  if (const TlsContext* tls = shard_.links()->shared().tls.get()) {
+    tls_ = dialer ? TlsSession::connect(*tls) : TlsSession::accept(*tls);
+    if (tls_ == nullptr) {
+      tls_failed("no TLS session (OpenSSL could not allocate one)");
+      return false;
+    }
+  }
   recv_armed_ = true;
   shard_.ring().recv_multishot(fd_, shard_.buffers().group(), receive_);
+  // The client end speaks first: its first read() makes its hello.
+  return tls_ == nullptr || !dialer || decrypt();
 }
 
 void LinkSocket::flush() {
-  if (closing_ || fd_ < 0 || sender_.busy() || queued_.empty()) return;
-  writing_.swap(queued_);
-  queued_.clear();
+  if (closing_ || fd_ < 0 || sender_.busy()) return;
+  writing_.clear();
+  if (tls_ == nullptr) {
+    writing_.swap(queued_);
+  } else if (!tls_->established() || queued_.empty()) {
+    tls_->take_output(writing_);  // The TLS handshake's records: frames wait for its end.
+  } else {
+    const std::array<std::span<const std::byte>, 1> frames{queued_};
+    if (!tls_->encrypt(frames, writing_)) {
+      tls_failed(tls_->failure());
+      return;
+    }
+    queued_.clear();
+  }
+  if (writing_.empty()) return;
   parts_[0] = writing_;
   sender_.send(fd_, parts_, *this);
+}
+
+bool LinkSocket::decrypt() {
+  const std::span<std::byte> plaintext = shard_.tls_plaintext();
+  for (;;) {
+    const TlsSession::ReadResult read = tls_->read(plaintext);
+    if (read.state == TlsSession::ReadState::data) {
+      in_.append(plaintext.first(read.bytes));
+      continue;
+    }
+    if (read.state == TlsSession::ReadState::more) break;
+    if (read.state == TlsSession::ReadState::closed) {
+      shut("TLS close_notify from the peer");
+    } else {
+      tls_failed(tls_->failure());
+    }
+    return false;
+  }
+  if (tls_->output_overflow()) {
+    tls_failed("over " + std::to_string(TlsSession::output_pending_max) +
+               " bytes of TLS answers it does not read");
+    return false;
+  }
+  flush();
+  return true;
+}
+
+void LinkSocket::tls_failed(const std::string& why) {
+  LinkShared& shared = shard_.links()->shared();
+  add(shared.tls_failures);
+  if (!authenticated_) add(shared.handshakes_refused);
+  HARK_LOG_WARN("link %s: %s (cluster.tls_ca signed both nodes' cluster.tls_cert?)", peer_, why);
+  // The alert OpenSSL made tells the peer why (its log then names the reason too): a few
+  // bytes, sent without waiting, when no write is under way.
+  if (tls_ != nullptr && fd_ >= 0 && !sender_.busy() && tls_->output_pending() != 0) {
+    writing_.clear();
+    tls_->take_output(writing_);
+    [[maybe_unused]] const ssize_t sent =
+        ::send(fd_, writing_.data(), writing_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    writing_.clear();
+  }
+  shut("a TLS failure");
 }
 
 void LinkSocket::shut(const char* why) {
@@ -94,6 +157,7 @@ void LinkSocket::close_if_idle() {
   ::close(fd_);
   fd_ = -1;
   closing_ = false;
+  tls_.reset();
   queued_.clear();
   in_.clear();
   on_closed();
@@ -109,9 +173,13 @@ void LinkSocket::recv_complete(int32_t result, uint32_t flags) {
   if (result > 0) {
     io::BufferRing& buffers = shard_.buffers();
     const std::span<const std::byte> bytes = buffers.take(flags, static_cast<uint32_t>(result));
-    if (!closing_) in_.append(bytes);
+    if (!closing_ && tls_ != nullptr) {
+      tls_->feed(bytes);  // Copied: the buffer goes back to the ring below.
+    } else if (!closing_) {
+      in_.append(bytes);
+    }
     buffers.recycle(io::BufferRing::buffer_id(flags));
-    if (!closing_) take_frames();
+    if (!closing_ && (tls_ == nullptr || decrypt())) take_frames();
   } else if (result != -ENOBUFS && result != -ECANCELED) {
     shut(result == 0 ? "closed by the peer" : strerror(-result));
   }
@@ -250,9 +318,9 @@ void OutboundLink::connected(int32_t result) {
     return;
   }
   const int fd = std::exchange(dial_fd_, -1);
-  attach(fd);
   state_ = State::handshaking;
   dialer_.emplace(identity_of(hub_.shared()), shard_.id().value(), node_, cluster::random_nonce());
+  if (!attach(fd, true)) return;
   dialer_->hello(queue());
   flush();
 }
@@ -327,18 +395,18 @@ void OutboundLink::fail_all() {
 }
 
 void OutboundLink::on_closed() {
-  const bool was_up = state_ == State::up;
+  const State was = state_;
   state_ = State::down;
   dialer_.reset();
-  if (was_up) add(hub_.shared().links_dropped);
+  if (was == State::up) add(hub_.shared().links_dropped);
   if (stopped_) {
     fail_all();
     return;
   }
-  // Closed before its handshake completed (refused, or a peer that accepts and closes): a
-  // failed dial, so it backs off and fails what waits rather than dialling again at once.
-  if (!was_up) {
-    dial_failed("closed during the handshake");
+  // A handshake (TLS or the secret's) that failed fails again at once: back off as after a
+  // failed connect, failing what waits, instead of dialling in a loop.
+  if (was == State::handshaking) {
+    dial_failed("closed before its handshake completed (the log line above says why)");
     return;
   }
   // Re-send what is unanswered, if the owner is still the same process (handshake_done).
@@ -356,8 +424,8 @@ InboundLink::InboundLink(ShardServer& shard, LinkHub& hub, int fd)
   peer_ = ::getpeername(fd, reinterpret_cast<sockaddr*>(&address.storage), &address.length) == 0
               ? "from " + address.to_string()
               : "from fd " + std::to_string(fd);
-  attach(fd);
   shard_.reactor().timers().add(deadline_, shard_.monotonic_now() + handshake_timeout);
+  attach(fd, false);
 }
 
 InboundLink::~InboundLink() {

@@ -21,6 +21,7 @@
 #include "hark/io/timer_wheel.h"
 #include "hark/protocol/writer.h"
 #include "hark/server/cluster/link_protocol.h"
+#include "hark/server/tls.h"
 
 namespace hark::server {
 
@@ -41,15 +42,19 @@ struct LinkShared {
   uint32_t node = 0;
   uint64_t incarnation = 0;  // Random per process.
   int listen_fd = -1;        // cluster.link_address's socket; shard 0 takes it.
+  // Mutual TLS on every link, both ways (cluster.tls_*); null: plain TCP.
+  std::unique_ptr<TlsContext> tls;
 
   std::atomic<uint64_t> links_up{0};            // Handshakes that succeeded, both sides.
   std::atomic<uint64_t> handshakes_refused{0};  // Wrong proof, frame out of turn, garbage.
   std::atomic<uint64_t> links_dropped{0};       // Links closed after their handshake.
-  std::atomic<uint64_t> forwarded{0};           // Requests this node sent to an owner.
-  std::atomic<uint64_t> executed{0};            // Forwarded requests this node ran as owner.
-  std::atomic<uint64_t> replayed{0};            // Re-sent writes answered from the table.
-  std::atomic<uint64_t> refused_forgotten{0};   // Re-sent ids older than the table's window.
-  std::atomic<uint64_t> unavailable{0};         // Requests refused: owner dead or unassigned.
+  // Links closed by a TLS failure (a handshake: also in handshakes_refused; or a record).
+  std::atomic<uint64_t> tls_failures{0};
+  std::atomic<uint64_t> forwarded{0};          // Requests this node sent to an owner.
+  std::atomic<uint64_t> executed{0};           // Forwarded requests this node ran as owner.
+  std::atomic<uint64_t> replayed{0};           // Re-sent writes answered from the table.
+  std::atomic<uint64_t> refused_forgotten{0};  // Re-sent ids older than the table's window.
+  std::atomic<uint64_t> unavailable{0};        // Requests refused: owner dead or unassigned.
   // The newest cluster view: its assignments and live nodes (for operators and tests).
   std::atomic<uint64_t> view_assignments{0};
   std::atomic<uint64_t> view_nodes{0};
@@ -76,7 +81,9 @@ class Forward : public ListHook<> {
 
 // One end of a link: the socket, a multishot receive into the shard's buffer ring, frames
 // assembled in `in_`, frames written through one io::Sender from a queue that fills while a
-// write is under way. Shard-local.
+// write is under way. With cluster.tls_* the bytes pass through a TlsSession both ways (as a
+// client connection's do, connection_tls.cc): what is queued before the TLS handshake ends
+// waits for it, so the link's own handshake runs inside TLS. Shard-local.
 class LinkSocket : private io::SendDone {
  public:
   explicit LinkSocket(ShardServer& shard);
@@ -89,8 +96,9 @@ class LinkSocket : private io::SendDone {
   bool authenticated() const { return authenticated_; }
 
  protected:
-  // Takes `fd` (connected) and receives.
-  void attach(int fd);
+  // Takes `fd` (connected), starts TLS when the links have it (`dialer`: the client end),
+  // and receives. False: no TLS session could be made (the socket is closed, on_closed()).
+  bool attach(int fd, bool dialer);
   // Appends frames here, then flush().
   protocol::Bytes& queue() { return queued_; }
   void flush();
@@ -116,6 +124,10 @@ class LinkSocket : private io::SendDone {
     LinkSocket& link_;
   };
   void recv_complete(int32_t result, uint32_t flags);
+  // Decrypts what was fed into in_, and sends what the session answered; false: the link was
+  // shut.
+  bool decrypt();
+  void tls_failed(const std::string& why);
   void send_done(Result<uint64_t> result) override;
   void take_frames();
   void close_if_idle();
@@ -127,8 +139,9 @@ class LinkSocket : private io::SendDone {
   Receive receive_{*this};
   io::Sender sender_;
   cluster::LinkReader in_;
-  protocol::Bytes queued_;
-  protocol::Bytes writing_;
+  protocol::Bytes queued_;   // Plaintext frames.
+  protocol::Bytes writing_;  // What the Sender writes (with TLS: records).
+  std::unique_ptr<TlsSession> tls_;
   std::array<std::span<const std::byte>, 1> parts_{};
 };
 

@@ -142,6 +142,11 @@ struct ServerOptions {
   // The cluster secret links authenticate with (docs/cluster.md §Trust): required in cluster
   // mode, at least 32 bytes, not world-readable. Read at start; never printed.
   std::string cluster_secret_file;
+  // Mutual TLS on the node links (docs/cluster.md §Trust): this node's certificate and key and
+  // the CA that signed every node's, PEM; all three or none (none: links in plain TCP).
+  std::string link_tls_cert_file;
+  std::string link_tls_key_file;
+  std::string link_tls_ca_file;
   // The address the listeners are bound to (port 0 resolved); set by main() after binding.
   std::string bound_address;
 

@@ -43,7 +43,25 @@ std::string check_readable(const std::string& path, const char* what) {
   return {};
 }
 
-std::string configure(SSL_CTX* context, const std::string& cert_file, const std::string& key_file) {
+// Mutual TLS (the node links): TLS 1.3 only, both ends present a certificate and require the
+// peer's, signed by `ca_file`. The chain is what is verified; the peer's names are not
+// (docs/cluster.md §Trust says why).
+std::string require_peer_certificates(SSL_CTX* context, const std::string& ca_file) {
+  if (std::string error = check_readable(ca_file, "CA file"); !error.empty()) return error;
+  SSL_CTX_set_min_proto_version(context, TLS1_3_VERSION);
+  if (SSL_CTX_load_verify_locations(context, ca_file.c_str(), nullptr) != 1) {
+    return "cannot use " + ca_file + " as the TLS CA file (PEM): " + openssl_errors();
+  }
+  SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  // Links are few and busy: each keeps its record buffers rather than allocate them again for
+  // every request (configure() releases them for the many idle client connections).
+  SSL_CTX_clear_mode(context, SSL_MODE_RELEASE_BUFFERS);
+  return {};
+}
+
+std::string configure(SSL_CTX* context, const TlsFiles& files) {
+  const std::string& cert_file = files.cert;
+  const std::string& key_file = files.key;
   SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
   SSL_CTX_set_options(context, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
                                    SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET);
@@ -70,20 +88,20 @@ std::string configure(SSL_CTX* context, const std::string& cert_file, const std:
     return "the TLS key " + key_file + " does not match the certificate " + cert_file + ": " +
            openssl_errors();
   }
-  return {};
+  return files.peer_ca.empty() ? std::string() : require_peer_certificates(context, files.peer_ca);
 }
 
 }  // namespace
 
-std::unique_ptr<TlsContext> TlsContext::load(const std::string& cert_file,
-                                             const std::string& key_file, std::string& error) {
+std::unique_ptr<TlsContext> TlsContext::load(const TlsFiles& files, std::string& error) {
   ERR_clear_error();
-  SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+  // Either role: a link's session is the server or the client end (TlsSession::open).
+  SSL_CTX* context = SSL_CTX_new(files.peer_ca.empty() ? TLS_server_method() : TLS_method());
   if (context == nullptr) {
     error = "cannot create a TLS context: " + openssl_errors();
     return nullptr;
   }
-  error = configure(context, cert_file, key_file);
+  error = configure(context, files);
   if (!error.empty()) {
     SSL_CTX_free(context);
     return nullptr;
@@ -94,6 +112,14 @@ std::unique_ptr<TlsContext> TlsContext::load(const std::string& cert_file,
 TlsContext::~TlsContext() { SSL_CTX_free(context_); }
 
 std::unique_ptr<TlsSession> TlsSession::accept(const TlsContext& context) {
+  return open(context, true);
+}
+
+std::unique_ptr<TlsSession> TlsSession::connect(const TlsContext& context) {
+  return open(context, false);
+}
+
+std::unique_ptr<TlsSession> TlsSession::open(const TlsContext& context, bool server) {
   SSL* ssl = SSL_new(context.get());
   BIO* input = BIO_new(BIO_s_mem());
   BIO* output = BIO_new(BIO_s_mem());
@@ -108,7 +134,11 @@ std::unique_ptr<TlsSession> TlsSession::accept(const TlsContext& context) {
   BIO_set_mem_eof_return(input, -1);
   BIO_set_mem_eof_return(output, -1);
   SSL_set_bio(ssl, input, output);  // ssl owns both from here.
-  SSL_set_accept_state(ssl);
+  if (server) {
+    SSL_set_accept_state(ssl);
+  } else {
+    SSL_set_connect_state(ssl);
+  }
   return std::unique_ptr<TlsSession>(new TlsSession(ssl, input, output));
 }
 
@@ -177,6 +207,12 @@ bool TlsSession::established() const { return SSL_is_init_finished(ssl_) == 1; }
 
 void TlsSession::note_failure(const char* what) {
   failure_ = std::string(what) + ": " + openssl_errors();
+  // OpenSSL's queue says only "certificate verify failed"; the verification says why.
+  const long verified = SSL_get_verify_result(ssl_);
+  if (verified != X509_V_OK) {
+    failure_ +=
+        std::string(" (the peer's certificate: ") + X509_verify_cert_error_string(verified) + ")";
+  }
 }
 
 }  // namespace hark::server

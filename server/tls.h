@@ -15,16 +15,25 @@ struct bio_st;
 
 namespace hark::server {
 
-// The server side of TLS on the client listener (docs/operations.md §TLS): one context for
-// the process, built at start from the certificate chain and key files. TLS 1.2 and 1.3 only,
-// renegotiation off, no session tickets (no state kept between connections). Thread-safe
-// once built (OpenSSL's SSL_CTX is); shared by every shard.
+// What a TlsContext is built from.
+struct TlsFiles {
+  std::string cert;  // PEM, the chain with the leaf first.
+  std::string key;   // PEM.
+  // Empty: a server that asks no certificate of its clients (the client listener, TLS 1.2 and
+  // 1.3). Set: mutual TLS 1.3 (the node links, docs/cluster.md §Trust): sessions of either
+  // role present `cert` and require the peer's, signed by this CA (PEM); names in the peer's
+  // certificate are not checked.
+  std::string peer_ca;
+};
+
+// TLS for the client listener and the node links (docs/operations.md §TLS): one context each,
+// built at start from PEM files. Renegotiation off, no session tickets (no state kept between
+// connections). Thread-safe once built (OpenSSL's SSL_CTX is); shared by every shard.
 class TlsContext {
  public:
-  // Loads `cert_file` (PEM, the chain with the leaf first) and `key_file` (PEM) and checks
-  // that they match. Errors: a line naming the file and OpenSSL's reason.
-  static std::unique_ptr<TlsContext> load(const std::string& cert_file, const std::string& key_file,
-                                          std::string& error);
+  // Loads the files and checks that the key matches the certificate. Errors: a line naming the
+  // file and OpenSSL's reason.
+  static std::unique_ptr<TlsContext> load(const TlsFiles& files, std::string& error);
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
@@ -36,19 +45,21 @@ class TlsContext {
   ssl_ctx_st* context_;
 };
 
-// One connection's TLS state: an OpenSSL session over two memory BIOs, so the connection keeps
-// its io_uring receive and send (this kernel has no kTLS) and only the bytes pass through
-// here: ciphertext the recv delivered is fed in and decrypted into the request buffer;
+// One connection's or link's TLS state: an OpenSSL session over two memory BIOs, so the
+// socket keeps its io_uring receive and send (this kernel has no kTLS) and only the bytes pass
+// through here: ciphertext the recv delivered is fed in and decrypted into the request buffer;
 // a response is encrypted into one buffer the Sender writes. The handshake happens inside the
-// first reads (the server answers what the client sent), so it never blocks the shard, and
-// it runs under the connection's login deadline. Buffers are bounded: the input is decrypted
+// reads (a server answers what the client sent; a client's first read() with nothing fed
+// produces its hello), so it never blocks the shard, and it runs under the connection's login
+// deadline (a link's handshake deadline). Buffers are bounded: the input is decrypted
 // as it arrives (at most one partial record is held), and output nobody takes is capped
 // (output_overflow()). Used by one thread at a time; it moves with its connection
 // (migration.h).
 class TlsSession {
  public:
-  // Null when OpenSSL cannot allocate a session.
+  // The server or the client end; null when OpenSSL cannot allocate a session.
   static std::unique_ptr<TlsSession> accept(const TlsContext& context);
+  static std::unique_ptr<TlsSession> connect(const TlsContext& context);
   ~TlsSession();
   TlsSession(const TlsSession&) = delete;
   TlsSession& operator=(const TlsSession&) = delete;
@@ -79,7 +90,8 @@ class TlsSession {
   // never reads.
   bool output_overflow() const { return output_pending() > output_pending_max; }
   bool established() const;
-  // The reason of the last failure (OpenSSL's), for the log.
+  // The reason of the last failure (OpenSSL's, and why the peer's certificate was refused when
+  // it was), for the log.
   const std::string& failure() const { return failure_; }
 
   static constexpr size_t output_pending_max = 64 * 1024;
@@ -87,6 +99,7 @@ class TlsSession {
  private:
   TlsSession(ssl_st* ssl, bio_st* input, bio_st* output)
       : ssl_(ssl), input_(input), output_(output) {}
+  static std::unique_ptr<TlsSession> open(const TlsContext& context, bool server);
   void note_failure(const char* what);
 
   ssl_st* ssl_;

@@ -4,10 +4,15 @@
 // owner). Wake: the producer sends to the owner; the consumer polls either on the owner itself
 // (direct) or on the other node, which forwards the poll over its node link and relays the
 // answer (forwarded); the two alternate in blocks, so a neighbour's load weighs on both alike;
-// the difference is what a forwarding hop costs a wake. Throughput: `throughput`'s cases
-// (message sizes, batches), the producer and the consumer both on a topic's owner (direct), then
-// both on the other node (every send and poll forwarded), each on its own topic.
+// the difference is what a forwarding hop costs a wake. With --link-tls a second pair, whose
+// links run mutual TLS (cluster.tls_*), takes a third turn in each block: forwarded over TLS.
+// Throughput: `throughput`'s cases (message sizes, batches), the producer and the consumer both
+// on a topic's owner (direct), then both on the other node (every send and poll forwarded),
+// each on its own topic, on the first pair.
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "hark/bench/suite/scenarios.h"
 #include "hark/tests/cluster/local_cluster.h"
@@ -40,23 +45,78 @@ std::optional<Placed> place_topic(test::LocalCluster& cluster, const std::string
   return Placed{.topic = *topic, .owner = owner};
 }
 
-bool measure_wakes(const Options& options, test::LocalCluster& cluster, const Placed& placed,
-                   Report& report) {
-  const std::string owner_address = cluster.node(placed.owner).address();
-  const std::string other_address = cluster.node(3 - placed.owner).address();
+// A started pair of nodes with the wake's partition assigned: the owner's and the other node's
+// client addresses.
+struct Pair {
+  test::LocalCluster cluster;
+  Placed placed;
+  std::string owner;
+  std::string other;
+};
+
+bool start_pair(const Options& options, bool link_tls, Pair& pair) {
+  test::LocalCluster::Options settings;
+  settings.nodes = 2;
+  settings.shards_count = options.shards;
+  settings.name = "bench";
+  settings.extra_args = {"--durability", options.durability};
+  settings.link_tls = link_tls;
+  if (const std::string failed = pair.cluster.start(settings); !failed.empty()) {
+    std::fprintf(stderr, "cluster: %s\n", failed.c_str());
+    return false;
+  }
+  const std::optional<Placed> placed = place_topic(pair.cluster, "cluster", 1);
+  if (!placed) {
+    std::fprintf(stderr, "cluster: no assignment for the partition\n");
+    return false;
+  }
+  pair.placed = *placed;
+  pair.owner = pair.cluster.node(placed->owner).address();
+  pair.other = pair.cluster.node(3 - placed->owner).address();
+  return true;
+}
+
+// Wake samples of one block appended to `samples`; false on a failed measurement.
+bool measure_block(const Pair& pair, const std::string& consumer, int count, const Options& options,
+                   std::vector<double>& samples) {
+  const WakeResult result =
+      measure_wake_between(pair.owner, consumer, pair.placed.topic, -1, count, options.gap);
+  samples.insert(samples.end(), result.latency_us.begin(), result.latency_us.end());
+  return !result.failed;
+}
+
+// The forwarded wake over the second pair's links, against the first pair's.
+void report_tls(const Options& options, const std::string& notes, double forwarded_p50,
+                std::vector<double> samples, Report& report) {
+  const bool control = options.link_tls_control;
+  const double tls_p50 =
+      report
+          .add({.name = control ? "wake, consumer on a forwarding node, second pair (plain)"
+                                : "wake, consumer on a forwarding node, link TLS",
+                .samples_us = std::move(samples),
+                .notes = notes + (control ? ", the second pair's links plain (control)"
+                                          : ", poll forwarded over a mutual-TLS node link "
+                                            "(another pair)")})
+          .latency.p50;
+  char line[160];
+  std::snprintf(line, sizeof line, "%s p50 - plain link p50 = %.1f µs%s",
+                control ? "second pair" : "link TLS", tls_p50 - forwarded_p50,
+                options.smoke ? "  [smoke]" : "");
+  report.note(line);
+}
+
+bool measure_wakes(const Options& options, const Pair& plain, const Pair* tls, Report& report) {
   const int count = options.smoke ? 20 : 2000;
   const int blocks = options.smoke ? 1 : 10;
   std::vector<double> direct;
   std::vector<double> forwarded;
-  bool failed = false;
-  for (int block = 0; block < blocks && !failed; block++) {
-    WakeResult on_owner = measure_wake_between(owner_address, owner_address, placed.topic, -1,
-                                               count / blocks, options.gap);
-    WakeResult via_other = measure_wake_between(owner_address, other_address, placed.topic, -1,
-                                                count / blocks, options.gap);
-    failed = on_owner.failed || via_other.failed;
-    direct.insert(direct.end(), on_owner.latency_us.begin(), on_owner.latency_us.end());
-    forwarded.insert(forwarded.end(), via_other.latency_us.begin(), via_other.latency_us.end());
+  std::vector<double> forwarded_tls;
+  bool ok = true;
+  for (int block = 0; block < blocks && ok; block++) {
+    ok =
+        measure_block(plain, plain.owner, count / blocks, options, direct) &&
+        measure_block(plain, plain.other, count / blocks, options, forwarded) &&
+        (tls == nullptr || measure_block(*tls, tls->other, count / blocks, options, forwarded_tls));
   }
   const std::string notes = "gap " + std::to_string(options.gap.count()) + " µs, 2 nodes, " +
                             std::to_string(options.shards) + " shards each, " + options.durability +
@@ -76,7 +136,8 @@ bool measure_wakes(const Options& options, test::LocalCluster& cluster, const Pl
                 forwarded_p50 - direct_p50,
                 options.smoke ? "  [smoke: too few samples to mean anything]" : "");
   report.note(line);
-  return !failed;
+  if (tls != nullptr) report_tls(options, notes, forwarded_p50, std::move(forwarded_tls), report);
+  return ok;
 }
 
 // One `throughput` case on a fresh topic, producer and consumer on `via`.
@@ -125,23 +186,15 @@ bool measure_throughputs(const Options& options, test::LocalCluster& cluster, Re
 }  // namespace
 
 bool run_cluster(const Options& options, Report& report) {
-  test::LocalCluster cluster;
-  test::LocalCluster::Options settings;
-  settings.nodes = 2;
-  settings.shards_count = options.shards;
-  settings.name = "bench";
-  settings.extra_args = {"--durability", options.durability};
-  if (const std::string failed = cluster.start(settings); !failed.empty()) {
-    std::fprintf(stderr, "cluster: %s\n", failed.c_str());
-    return false;
+  Pair plain;
+  if (!start_pair(options, false, plain)) return false;
+  std::unique_ptr<Pair> tls;
+  if (options.link_tls) {
+    tls = std::make_unique<Pair>();
+    if (!start_pair(options, !options.link_tls_control, *tls)) return false;
   }
-  const std::optional<Placed> placed = place_topic(cluster, "cluster", 1);
-  if (!placed) {
-    std::fprintf(stderr, "cluster: no assignment for the partition\n");
-    return false;
-  }
-  const bool woke = measure_wakes(options, cluster, *placed, report);
-  return measure_throughputs(options, cluster, report) && woke;
+  const bool woke = measure_wakes(options, plain, tls.get(), report);
+  return measure_throughputs(options, plain.cluster, report) && woke;
 }
 
 }  // namespace hark::bench

@@ -41,32 +41,37 @@ constexpr Scenario scenarios[] = {
 };
 
 void usage(FILE* out) {
-  std::fprintf(out,
-               "usage: hark-bench SCENARIO|all [--smoke] [--json-dir DIR] [--harkd PATH]\n"
-               "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
-               "                  [--durability write|interval|always|memory]\n"
-               "                  [--clients threads|processes] [--placements LIST] [--tls]\n"
-               "                  [--consumers K,...] [--client-threads N] [--parts LIST]\n"
-               "                  [--peer-systems redis,nats]\n"
-               "       hark-bench plot --json-dir DIR [--out DIR]\n"
-               "Loopback only. Spawns its own harkd (default: the one next to hark-bench) on a\n"
-               "free port with a temporary data directory, or measures --address (then without\n"
-               "server CPU or RSS figures). --shards: the spawned harkd's (default 2); --gap-us:\n"
-               "the idle time before each message in wake and peers (default 1000);\n"
-               "--durability: the spawned harkd's (default write, harkd's default).\n"
-               "notify runs a core::Broker in process instead of a harkd (--shards,\n"
-               "--durability and --gap-us apply to it; --address does not).\n"
-               "--clients processes: wake and peers with producer and consumer in two processes\n"
-               "of blocking sockets, in each of --placements unpinned,one-cpu,split (default all\n"
-               "three).\n"
-               "--consumers: fanout's and peers' K (default 1,10,100,1000,10000);\n"
-               "--client-threads: threads reading them (default by K: 1 up to 100, then 2-4);\n"
-               "--parts: which of peers' wake,fanout,throughput run (default all);\n"
-               "--peer-systems: which peers run next to hark (default redis,nats).\n"
-               "--tls: wake and throughput against the spawned harkd with TLS on (a certificate\n"
-               "made for the run with the openssl command).\n"
-               "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
-               "scenarios:\n");
+  std::fprintf(
+      out,
+      "usage: hark-bench SCENARIO|all [--smoke] [--json-dir DIR] [--harkd PATH]\n"
+      "                  [--address IPV4:PORT] [--shards N] [--gap-us N]\n"
+      "                  [--durability write|interval|always|memory]\n"
+      "                  [--clients threads|processes] [--placements LIST] [--tls] [--link-tls]\n"
+      "                  [--link-tls-control]\n"
+      "                  [--consumers K,...] [--client-threads N] [--parts LIST]\n"
+      "                  [--peer-systems redis,nats]\n"
+      "       hark-bench plot --json-dir DIR [--out DIR]\n"
+      "Loopback only. Spawns its own harkd (default: the one next to hark-bench) on a\n"
+      "free port with a temporary data directory, or measures --address (then without\n"
+      "server CPU or RSS figures). --shards: the spawned harkd's (default 2); --gap-us:\n"
+      "the idle time before each message in wake and peers (default 1000);\n"
+      "--durability: the spawned harkd's (default write, harkd's default).\n"
+      "notify runs a core::Broker in process instead of a harkd (--shards,\n"
+      "--durability and --gap-us apply to it; --address does not).\n"
+      "--clients processes: wake and peers with producer and consumer in two processes\n"
+      "of blocking sockets, in each of --placements unpinned,one-cpu,split (default all\n"
+      "three).\n"
+      "--consumers: fanout's and peers' K (default 1,10,100,1000,10000);\n"
+      "--client-threads: threads reading them (default by K: 1 up to 100, then 2-4);\n"
+      "--parts: which of peers' wake,fanout,throughput run (default all);\n"
+      "--peer-systems: which peers run next to hark (default redis,nats).\n"
+      "--tls: wake and throughput against the spawned harkd with TLS on (a certificate\n"
+      "made for the run with the openssl command).\n"
+      "--link-tls: cluster also measures a second pair of nodes whose links run mutual\n"
+      "TLS (certificates made for the run), alternating with the plain pair;\n"
+      "--link-tls-control: the same with the second pair plain too (a control).\n"
+      "Peers need bench/peers/setup.sh. plot exits 77 if gnuplot is missing.\n"
+      "scenarios:\n");
   for (const Scenario& s : scenarios) std::fprintf(out, "  %-11s %s\n", s.name, s.what);
 }
 
@@ -147,6 +152,11 @@ bool parse_flags(int argc, char** argv, Options& options, std::string& out_dir) 
       for (std::string name; std::getline(list, name, ',');) options.peer_systems.push_back(name);
     } else if (arg == "--tls") {
       options.tls = true;
+    } else if (arg == "--link-tls") {
+      options.link_tls = true;
+    } else if (arg == "--link-tls-control") {
+      options.link_tls = true;
+      options.link_tls_control = true;
     } else if (arg == "--shards" && has_value) {
       options.shards = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else {

@@ -35,6 +35,12 @@ struct Options {
   // `wake` (threads) and `throughput`: the spawned harkd serves TLS with a certificate made
   // for the run, and the clients connect with TLS (docs/operations.md §TLS).
   bool tls = false;
+  // `cluster`: a second pair of nodes whose links run mutual TLS (cluster.tls_*), measured in
+  // the same run, its blocks alternating with the plain pair's (--link-tls).
+  bool link_tls = false;
+  // With link_tls: the second pair's links stay plain (--link-tls-control), to measure what
+  // being the second pair costs by itself.
+  bool link_tls_control = false;
 };
 
 }  // namespace hark::bench

@@ -6,7 +6,11 @@
 // its partitions get shard_communication_error (11001), polls on them wait to their deadline
 // and answer empty, other partitions keep working, and after a restart its partitions work
 // again. Sockets on a node's link port that send a client command, garbage or a wrong
-// secret's handshake are closed and counted, and the real links keep forwarding. The stream
+// secret's handshake are closed and counted, and the real links keep forwarding. With mutual
+// TLS on the links (cluster.tls_*, certificates from a TestCa made at run time) a send is
+// forwarded and a parked poll woken; a plain-TCP peer on the link port is closed and counted
+// (link_tls_failures); a node whose certificate another CA signed never gets a link up while
+// the others forward. The stream
 // and topic (ids 0/0) are created via node 1 only: metadata lives in etcd, and CreateTopic asks
 // for the partitions' assignments (docs/cluster.md §Metadata).
 // Label cluster (release stage only): one etcd, three harkd, a few seconds each.
@@ -40,8 +44,10 @@ constexpr uint32_t partitions = 3;
 
 class HarkdForwarding : public ::testing::Test {
  protected:
+  virtual LocalCluster::Options options() const { return {}; }
+
   void SetUp() override {
-    ASSERT_EQ(cluster_.start({}), "");
+    ASSERT_EQ(cluster_.start(options()), "");
     for (uint32_t id = 1; id <= 3; id++) {
       clients_[id] = cluster_.connect(id);
       ASSERT_NE(clients_[id], nullptr) << id;
@@ -82,16 +88,6 @@ class HarkdForwarding : public ::testing::Test {
       owner_of_[p] = cluster_.owner_of(0, 0, p);
       ASSERT_NE(owner_of_[p], 0u) << p;
     }
-  }
-
-  std::string link_address(uint32_t node) {
-    auto etcd = server::cluster::EtcdGateway::create({.endpoints = {cluster_.etcd().url()},
-                                                      .user = EtcdProcess::user,
-                                                      .password = EtcdProcess::password});
-    const auto range = (*etcd)->range("/hark/e2e/nodes/" + std::to_string(node), false);
-    if (!range.ok() || range->kvs.empty()) return "";
-    const auto info = server::cluster::decode_node(range->kvs[0].value);
-    return info ? info->link_address : "";
   }
 
   // A partition `node` owns (the controller spreads three over three nodes: one each).
@@ -194,7 +190,7 @@ bool closed_by_node(int fd, protocol::Bytes* received = nullptr) {
 }
 
 TEST_F(HarkdForwarding, HostileLinkPeersAreClosedAndForwardingGoesOn) {
-  const std::string address = link_address(3);
+  const std::string address = cluster_.link_address(3);
   ASSERT_FALSE(address.empty());
   const uint64_t refused = cluster_.node(3).stats()->link_handshakes_refused;
   // A client command on the link port.
@@ -361,6 +357,91 @@ TEST_F(HarkdForwarding, DeadOwnerIsUnavailableUntilItReturns) {
   const auto after = read(2, dead);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->back(), "again");
+}
+
+// The same cluster with mutual TLS on every link (cluster.tls_*, docs/cluster.md §Trust): the
+// link handshake runs inside TLS, forwarding and waking work unchanged.
+class HarkdLinkTls : public HarkdForwarding {
+ protected:
+  LocalCluster::Options options() const override { return {.link_tls = true}; }
+};
+
+TEST_F(HarkdLinkTls, ASendIsForwardedAndAParkedPollWokenOverMutualTls) {
+  const uint32_t p = owned_by(3);
+  const HarkdStats before = *cluster_.node(3).stats();
+  auto poll = std::async(std::launch::async, [&] { return read(2, p, 20s); });
+  ASSERT_TRUE(wait_for_stats(cluster_.node(3), [&](const HarkdStats& stats) {
+    return stats.parked_now == before.parked_now + 1;
+  })) << cluster_.node(3).stderr_tail();
+  ASSERT_TRUE(send(1, p, "wake").ok());
+  const auto woken = poll.get();
+  ASSERT_TRUE(woken.ok()) << error_name(woken.error());
+  EXPECT_EQ(*woken, std::vector<std::string>{"wake"});
+  EXPECT_EQ(cluster_.node(3).stats()->woken, before.woken + 1);
+  EXPECT_EQ(cluster_.node(3).stats()->forwarded_executed, before.forwarded_executed + 2);
+  // Links from node 1 and node 2 came up at node 3, through TLS, with no failure anywhere.
+  EXPECT_GE(cluster_.node(3).stats()->links_up, 2u);
+  for (uint32_t id = 1; id <= 3; id++) {
+    EXPECT_EQ(cluster_.node(id).stats()->link_tls_failures, 0u) << id;
+  }
+}
+
+TEST_F(HarkdLinkTls, APlainTcpPeerOnTheLinkPortIsClosedAndCounted) {
+  const std::string address = cluster_.link_address(3);
+  ASSERT_FALSE(address.empty());
+  const HarkdStats before = *cluster_.node(3).stats();
+  // The link handshake's hello in clear: not a TLS record.
+  const int fd = dial(address);
+  ASSERT_GE(fd, 0);
+  server::cluster::LinkDialer dialer(
+      {.secret = std::string(40, 's'), .cluster = "e2e", .node = 1, .incarnation = 1}, 0, 3,
+      server::cluster::random_nonce());
+  protocol::Bytes hello;
+  dialer.hello(hello);
+  ASSERT_TRUE(write_all(fd, hello));
+  protocol::Bytes received;
+  EXPECT_TRUE(closed_by_node(fd, &received));
+  ::close(fd);
+  EXPECT_TRUE(wait_for_stats(cluster_.node(3), [&](const HarkdStats& stats) {
+    return stats.link_tls_failures == before.link_tls_failures + 1 &&
+           stats.link_handshakes_refused == before.link_handshakes_refused + 1;
+  }));
+  // No challenge came back: only TLS alerts (record type 21), if anything.
+  EXPECT_TRUE(received.empty() || received[0] == std::byte{21}) << received.size();
+  const uint32_t p = owned_by(3);
+  ASSERT_TRUE(send(1, p, "still").ok());
+  EXPECT_EQ(*read(2, p), std::vector<std::string>{"still"});
+}
+
+// Node 3's certificate, and the CA it trusts, come from another CA: no link with it comes up,
+// either way; each failed handshake is counted and logged; nodes 1 and 2 forward to each other.
+class HarkdLinkTlsOtherCa : public HarkdForwarding {
+ protected:
+  LocalCluster::Options options() const override {
+    return {.link_tls = true, .link_tls_other_ca = {3}};
+  }
+};
+
+TEST_F(HarkdLinkTlsOtherCa, ANodeOfAnotherCaNeverGetsALinkWhileTheOthersWork) {
+  ASSERT_TRUE(send(1, owned_by(2), "fine").ok());
+  EXPECT_EQ(*read(1, owned_by(2)), std::vector<std::string>{"fine"});
+  EXPECT_EQ(send(1, owned_by(3), "refused").error(), Error::shard_communication_error);
+  EXPECT_EQ(send(3, owned_by(1), "refused").error(), Error::shard_communication_error);
+  // Node 1 refused node 3's certificate as the dialer, node 3 node 1's as the dialer; each also
+  // got the other's alert as the acceptor.
+  for (const uint32_t id : {1u, 3u}) {
+    EXPECT_TRUE(wait_for_stats(cluster_.node(id),
+                               [](const HarkdStats& stats) {
+                                 return stats.link_tls_failures >= 2 &&
+                                        stats.link_handshakes_refused >= 2;
+                               }))
+        << id << "\n"
+        << cluster_.node(id).stderr_tail();
+  }
+  EXPECT_EQ(cluster_.node(3).stats()->links_up, 0u);
+  EXPECT_GE(cluster_.node(2).stats()->links_up, 1u);
+  EXPECT_EQ(cluster_.node(2).stats()->link_tls_failures, 0u);
+  EXPECT_NE(cluster_.node(3).stderr_tail().find("certificate"), std::string::npos);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Two harkd in cluster mode against a real etcd with auth (tests/cluster/etcd_process.h):
 // both register, code 12 on each lists both with the connected node as the one Leader, and a
 // node stopped (SIGSTOP) past its lease drops out of the other's answer and comes back when
-// resumed; cluster mode without a usable cluster secret does not start. Label cluster (release
-// stage only): one etcd, two harkd, a few seconds.
+// resumed; cluster mode without a usable cluster secret, or with link TLS files harkd cannot
+// use, does not start. Label cluster (release stage only): one etcd, two harkd, a few seconds.
 #include <signal.h>
 #include <unistd.h>
 
@@ -136,6 +136,49 @@ TEST(HarkdCluster, AMissingShortOrWorldReadableSecretStopsHarkd) {
   EXPECT_NE(start_error({"--cluster-secret-file", secret}).find("world-readable"),
             std::string::npos);
   std::filesystem::remove(secret);
+}
+
+// Link TLS files harkd cannot use stop it at start with a line naming them (no etcd runs here:
+// they are loaded before anything talks to it).
+TEST(HarkdCluster, LinkTlsFilesHarkdCannotUseStopIt) {
+  const TempDirectory directory("hark-link-tls");
+  ASSERT_FALSE(directory.path().empty());
+  const std::string secret = directory.path() + "/secret";
+  std::ofstream(secret) << std::string(40, 'k') << "\n";
+  ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
+  TestCa ca(directory.path());
+  const CertFiles node = ca.issue("node", {"IP:127.0.0.1"});
+  const CertFiles other = ca.issue("other", {"IP:127.0.0.1"});
+  const std::string garbage = directory.path() + "/garbage.pem";
+  std::ofstream(garbage) << "not PEM\n";
+  const auto start_error = [&](const std::string& cert, const std::string& key,
+                               const std::string& ca_file) {
+    HarkdProcess harkd;
+    HarkdProcess::Options options;
+    options.harkd_path = HARK_HARKD_PATH;
+    options.extra_args = {"--etcd",
+                          "http://127.0.0.1:1",
+                          "--node-id",
+                          "1",
+                          "--cluster-secret-file",
+                          secret,
+                          "--node-link-tls-cert",
+                          cert,
+                          "--node-link-tls-key",
+                          key,
+                          "--node-link-tls-ca",
+                          ca_file};
+    EXPECT_FALSE(harkd.start(options));
+    return harkd.stderr_tail();
+  };
+  EXPECT_NE(start_error(garbage, node.key, ca.ca_file()).find("cannot use " + garbage),
+            std::string::npos);
+  EXPECT_NE(start_error(node.cert, other.key, ca.ca_file()).find("does not match the certificate"),
+            std::string::npos);
+  EXPECT_NE(start_error(node.cert, node.key, garbage).find("as the TLS CA file"),
+            std::string::npos);
+  EXPECT_NE(start_error(node.cert, node.key, directory.path() + "/none.pem").find("cluster.tls_ca"),
+            std::string::npos);
 }
 
 }  // namespace

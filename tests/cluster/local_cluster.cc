@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <utility>
 
@@ -19,6 +21,8 @@ std::string LocalCluster::start(const Options& options) {
   std::ofstream(secret_file_) << options_.secret << "\n";
   if (::chmod(secret_file_.c_str(), 0600) != 0) return "chmod " + secret_file_ + " failed";
   runs_.resize(options_.nodes);
+  link_tls_args_.assign(options_.nodes, {});
+  if (options_.link_tls) issue_link_certificates();
   for (uint32_t id = 1; id <= options_.nodes; id++) {
     if (std::string failed = start_node(id, ""); !failed.empty()) return failed;
   }
@@ -78,6 +82,36 @@ std::unique_ptr<client::Client> LocalCluster::connect(uint32_t id) {
   return client;
 }
 
+std::string LocalCluster::link_address(uint32_t id) {
+  auto etcd = server::cluster::EtcdGateway::create(
+      {.endpoints = {etcd_.url()}, .user = EtcdProcess::user, .password = EtcdProcess::password});
+  if (!etcd.ok()) return "";
+  const auto range =
+      (*etcd)->range("/hark/" + options_.name + "/nodes/" + std::to_string(id), false);
+  if (!range.ok() || range->kvs.empty()) return "";
+  const auto info = server::cluster::decode_node(range->kvs[0].value);
+  return info ? info->link_address : "";
+}
+
+void LocalCluster::issue_link_certificates() {
+  // A directory per CA: TestCa names its own files ca.pem and ca.key.
+  for (const char* name : {"/link-ca", "/other-ca"}) {
+    std::filesystem::create_directories(etcd_.directory() + name);
+  }
+  link_ca_ = std::make_unique<TestCa>(etcd_.directory() + "/link-ca");
+  for (uint32_t id = 1; id <= options_.nodes; id++) {
+    const auto& other = options_.link_tls_other_ca;
+    const bool rogue = std::find(other.begin(), other.end(), id) != other.end();
+    if (rogue && other_ca_ == nullptr) {
+      other_ca_ = std::make_unique<TestCa>(etcd_.directory() + "/other-ca");
+    }
+    TestCa& ca = rogue ? *other_ca_ : *link_ca_;
+    const CertFiles files = ca.issue("node-" + std::to_string(id), {"IP:127.0.0.1", "localhost"});
+    link_tls_args_[id - 1] = {"--node-link-tls-cert", files.cert,  "--node-link-tls-key", files.key,
+                              "--node-link-tls-ca",   ca.ca_file()};
+  }
+}
+
 std::vector<std::string> LocalCluster::arguments(uint32_t id) const {
   std::vector<std::string> arguments = {"--etcd",
                                         etcd_.url(),
@@ -93,6 +127,8 @@ std::vector<std::string> LocalCluster::arguments(uint32_t id) const {
                                         options_.lease_ttl,
                                         "--cluster-secret-file",
                                         secret_file_};
+  const std::vector<std::string>& tls = link_tls_args_.at(id - 1);
+  arguments.insert(arguments.end(), tls.begin(), tls.end());
   arguments.insert(arguments.end(), options_.extra_args.begin(), options_.extra_args.end());
   if (const auto own = options_.node_args.find(id); own != options_.node_args.end()) {
     arguments.insert(arguments.end(), own->second.begin(), own->second.end());

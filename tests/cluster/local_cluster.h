@@ -8,6 +8,7 @@
 
 #include "etcd_process.h"
 #include "hark/tests/e2e/harkd_process.h"
+#include "hark/tests/e2e/tls_certs.h"
 #include "hark/tools/client/client.h"
 
 namespace hark::test {
@@ -18,7 +19,8 @@ namespace hark::test {
 // what they need, e.g. members() below). kill()/restart() model a crash and a return: the
 // node comes back on its data directory with the same arguments (on a new port: tests read
 // address() again). The destructor kills what still runs and removes every directory. Nodes
-// listen for node links on 127.0.0.1, any port, with the cluster secret of Options.
+// listen for node links on 127.0.0.1, any port, with the cluster secret of Options, and with
+// mutual TLS when Options asks (certificates issued at start by a TestCa, tls_certs.h).
 //
 // Owned by one thread (the test's). Control plane: allocates freely.
 class LocalCluster {
@@ -36,6 +38,11 @@ class LocalCluster {
     // Appended to one node's command line, by node id (e.g. --advertised-link-address to put
     // a LinkProxy in front of its links).
     std::map<uint32_t, std::vector<std::string>> node_args;
+    // Mutual TLS on the node links (cluster.tls_*): every node gets a certificate for
+    // 127.0.0.1 from one test CA, and that CA to verify its peers; the nodes listed in
+    // `link_tls_other_ca` get both from another CA (so no link with them ever comes up).
+    bool link_tls = false;
+    std::vector<uint32_t> link_tls_other_ca;
   };
 
   LocalCluster() = default;
@@ -64,14 +71,21 @@ class LocalCluster {
   uint32_t owner_of(uint32_t stream, uint32_t topic, uint32_t partition);
   // A client connected to the node and logged in as iggy/iggy; nullptr on failure.
   std::unique_ptr<client::Client> connect(uint32_t id);
+  // The link address the node registered in etcd; empty when it has none (yet).
+  std::string link_address(uint32_t id);
 
  private:
   std::vector<std::string> arguments(uint32_t id) const;
   std::string start_node(uint32_t id, const std::string& data_directory);
+  void issue_link_certificates();
 
   Options options_;
   EtcdProcess etcd_;
   std::string secret_file_;
+  // With link_tls: the two CAs (in etcd's directory) and each node's flags.
+  std::unique_ptr<TestCa> link_ca_;
+  std::unique_ptr<TestCa> other_ca_;
+  std::vector<std::vector<std::string>> link_tls_args_;
   // Every process a node ran, the current one last: a restarted node's data directory
   // belongs to its first process, so that one lives until the cluster does.
   std::vector<std::vector<std::unique_ptr<HarkdProcess>>> runs_;

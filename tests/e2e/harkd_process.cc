@@ -336,6 +336,7 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
   const std::pair<const char*, uint64_t HarkdStats::*> cluster_fields[] = {
       {"links_up", &HarkdStats::links_up},
       {"link_handshakes_refused", &HarkdStats::link_handshakes_refused},
+      {"link_tls_failures", &HarkdStats::link_tls_failures},
       {"forwarded", &HarkdStats::forwarded},
       {"forwarded_executed", &HarkdStats::forwarded_executed},
       {"links_dropped", &HarkdStats::links_dropped},

@@ -60,6 +60,7 @@ struct HarkdStats {
   // Cluster mode only (0 on one node): node links and forwarding (docs/cluster.md).
   uint64_t links_up = 0;
   uint64_t link_handshakes_refused = 0;
+  uint64_t link_tls_failures = 0;
   uint64_t forwarded = 0;
   uint64_t forwarded_executed = 0;
   uint64_t links_dropped = 0;

@@ -3,8 +3,8 @@
 #include <stdio.h>
 
 #include <memory>
+#include <utility>
 
-#include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -12,6 +12,13 @@
 
 namespace hark::test {
 namespace {
+
+// No gtest here (hark-bench issues certificates too): a failed step is a line on stderr, and
+// the CA issues empty paths from then on, which harkd refuses at start with a clear line.
+bool check(bool ok, const char* step) {
+  if (!ok) std::fprintf(stderr, "TestCa: %s failed\n", step);
+  return ok;
+}
 
 struct KeyFree {
   void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
@@ -51,8 +58,9 @@ Cert make_cert(EVP_PKEY* key, const std::string& common_name, X509* issuer,
   }
   X509_set_issuer_name(cert.get(), issuer != nullptr ? X509_get_subject_name(issuer) : name);
   X509* signer = issuer != nullptr ? issuer : cert.get();
-  EXPECT_TRUE(add_extension(cert.get(), signer, NID_subject_key_identifier, "hash"));
-  EXPECT_TRUE(add_extension(cert.get(), signer, NID_authority_key_identifier, "keyid:always"));
+  check(add_extension(cert.get(), signer, NID_subject_key_identifier, "hash"), "subject key id");
+  check(add_extension(cert.get(), signer, NID_authority_key_identifier, "keyid:always"),
+        "authority key id");
   return cert;
 }
 
@@ -72,16 +80,23 @@ TestCa::TestCa(std::string directory) : directory_(std::move(directory)) { creat
 
 void TestCa::create() {
   key_ = EVP_EC_gen("P-256");
-  ASSERT_NE(key_, nullptr);
+  if (!check(key_ != nullptr, "the CA's key")) return;
   cert_ = make_cert(key_, "hark test CA", nullptr, std::chrono::hours(-1), std::chrono::hours(24),
                     serial_)
               .release();
-  ASSERT_TRUE(add_extension(cert_, cert_, NID_basic_constraints, "critical,CA:TRUE"));
-  ASSERT_TRUE(add_extension(cert_, cert_, NID_key_usage, "critical,keyCertSign,cRLSign"));
-  ASSERT_GT(X509_sign(cert_, key_, EVP_sha256()), 0);
+  const bool made =
+      check(add_extension(cert_, cert_, NID_basic_constraints, "critical,CA:TRUE"),
+            "basic constraints") &&
+      check(add_extension(cert_, cert_, NID_key_usage, "critical,keyCertSign,cRLSign"),
+            "key usage") &&
+      check(X509_sign(cert_, key_, EVP_sha256()) > 0, "signing the CA") &&
+      check(write_pem(directory_ + "/ca.pem", cert_, nullptr), "writing ca.pem") &&
+      check(write_pem(directory_ + "/ca.key", nullptr, key_), "writing ca.key");
+  if (!made) {
+    X509_free(std::exchange(cert_, nullptr));  // Nothing is issued.
+    return;
+  }
   ca_ = {.cert = directory_ + "/ca.pem", .key = directory_ + "/ca.key"};
-  ASSERT_TRUE(write_pem(ca_.cert, cert_, nullptr));
-  ASSERT_TRUE(write_pem(ca_.key, nullptr, key_));
 }
 
 TestCa::~TestCa() {
@@ -103,24 +118,25 @@ CertFiles TestCa::issue_named(const std::string& file_stem, const std::vector<st
                               const std::string& common_name, std::chrono::seconds from,
                               std::chrono::seconds until) {
   const Key key(EVP_EC_gen("P-256"));
-  EXPECT_NE(key, nullptr);
-  if (key == nullptr || cert_ == nullptr) return {};
+  if (!check(key != nullptr, "a key") || cert_ == nullptr) return {};
   std::string alt_names;
   for (const std::string& name : names) {
     if (!alt_names.empty()) alt_names += ",";
     alt_names += name.starts_with("IP:") ? name : "DNS:" + name;
   }
   Cert cert = make_cert(key.get(), common_name, cert_, from, until, ++serial_);
-  EXPECT_TRUE(add_extension(cert.get(), cert_, NID_subject_alt_name, alt_names));
   // Both uses: the same certificate may identify a server or a client (etcd under
-  // --client-cert-auth also dials itself with its server certificate).
-  EXPECT_TRUE(add_extension(cert.get(), cert_, NID_ext_key_usage, "serverAuth,clientAuth"));
-  EXPECT_GT(X509_sign(cert.get(), key_, EVP_sha256()), 0);
+  // --client-cert-auth also dials itself with its server certificate; node links both ways).
   CertFiles files{.cert = directory_ + "/" + file_stem + ".pem",
                   .key = directory_ + "/" + file_stem + ".key"};
-  EXPECT_TRUE(write_pem(files.cert, cert.get(), nullptr));
-  EXPECT_TRUE(write_pem(files.key, nullptr, key.get()));
-  return files;
+  const bool made =
+      check(add_extension(cert.get(), cert_, NID_subject_alt_name, alt_names), "names") &&
+      check(add_extension(cert.get(), cert_, NID_ext_key_usage, "serverAuth,clientAuth"),
+            "extended key usage") &&
+      check(X509_sign(cert.get(), key_, EVP_sha256()) > 0, "signing") &&
+      check(write_pem(files.cert, cert.get(), nullptr), "writing the certificate") &&
+      check(write_pem(files.key, nullptr, key.get()), "writing the key");
+  return made ? files : CertFiles{};
 }
 
 }  // namespace hark::test

@@ -18,7 +18,8 @@ struct CertFiles {
 // A throwaway CA for a test, made at run time with OpenSSL's API (P-256 keys: fast), so no
 // key is ever committed and nothing expires in the repository. The CA and every certificate
 // it issues are PEM files in `directory`, which the caller owns (HarkdProcess's temp directory
-// for instance). Failures are gtest failures and empty paths.
+// for instance). No gtest (hark-bench uses it too): a failure is a line on stderr and empty
+// paths, which harkd and the clients refuse with a line naming them.
 class TestCa {
  public:
   explicit TestCa(std::string directory);
@@ -41,7 +42,7 @@ class TestCa {
                                       const std::vector<std::string>& names);
 
  private:
-  void create();  // The CA's key and certificate (gtest's ASSERTs need a void function).
+  void create();  // The CA's key and certificate.
   CertFiles issue_named(const std::string& file_stem, const std::vector<std::string>& names,
                         const std::string& common_name, std::chrono::seconds from,
                         std::chrono::seconds until);

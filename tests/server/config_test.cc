@@ -2,7 +2,8 @@
 // IGGY_* names, unknown keys named in the error, bad values, the three durability policies,
 // --print-config's TOML read back to the same options, the cluster layout reported by
 // get_cluster_metadata (Iggy's defaults and names), the scope of the classic polls' default
-// wait (never silently everyone), and the duration and size syntax.
+// wait (never silently everyone), the node links' TLS files (all three, readable, cluster mode
+// only), and the duration and size syntax.
 #include "hark/server/config.h"
 
 #include <stdio.h>
@@ -219,6 +220,45 @@ TEST(LoadConfig, EtcdTlsFilesMustBeReadablePairedAndForHttpsEndpoints) {
       {{"--etcd", https, "--etcd-ca-file", "/no/such/ca.pem"}, "cluster.etcd_ca_file"},
       {{"--etcd", https, "--etcd-cert-file", cert.path().c_str()}, "cluster.etcd_key_file"},
       {{"--etcd", "http://127.0.0.1:2379", "--etcd-ca-file", ca.path().c_str()}, "https://"},
+  };
+  for (const auto& [args, names] : bad) {
+    const ParsedFlags parsed = load(args);
+    ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::error) << args[2];
+    EXPECT_NE(parsed.error.find(names), std::string::npos) << parsed.error;
+  }
+}
+
+TEST(LoadConfig, LinkTlsTakesAllThreeReadableFilesInClusterModeOnly) {
+  const TempFile ca("ca"), cert("cert"), key("key");
+  const char* etcd = "http://127.0.0.1:2379";
+  const ParsedFlags ok =
+      load({"--etcd", etcd, "--node-link-tls-cert", cert.path().c_str(), "--node-link-tls-key",
+            key.path().c_str(), "--node-link-tls-ca", ca.path().c_str()});
+  ASSERT_EQ(ok.outcome, ParsedFlags::Outcome::run) << ok.error;
+  EXPECT_EQ(ok.options.link_tls_cert_file, cert.path());
+  EXPECT_EQ(ok.options.link_tls_key_file, key.path());
+  EXPECT_EQ(ok.options.link_tls_ca_file, ca.path());
+  // The file's keys, [cluster] tls_cert...; printed, they read back.
+  const TempFile file("[cluster]\netcd = \"" + std::string(etcd) + "\"\ntls_cert = \"" +
+                      cert.path() + "\"\ntls_key = \"" + key.path() + "\"\ntls_ca = \"" +
+                      ca.path() + "\"\n");
+  const ParsedFlags from_file = load({"--config", file.path().c_str()});
+  ASSERT_EQ(from_file.outcome, ParsedFlags::Outcome::run) << from_file.error;
+  EXPECT_EQ(from_file.options.link_tls_ca_file, ca.path());
+  const TempFile printed(print_config(from_file.options));
+  EXPECT_EQ(load({"--config", printed.path().c_str()}).options.link_tls_key_file, key.path());
+  const struct {
+    std::vector<const char*> args;
+    const char* names;
+  } bad[] = {
+      {{"--etcd", etcd, "--node-link-tls-cert", cert.path().c_str(), "--node-link-tls-key",
+        key.path().c_str()},
+       "go together"},
+      {{"--etcd", etcd, "--node-link-tls-ca", ca.path().c_str()}, "go together"},
+      {{"--etcd", etcd, "--node-link-tls-cert", "/no/such/cert.pem"}, "cluster.tls_cert"},
+      {{"--node-link-tls-cert", cert.path().c_str(), "--node-link-tls-key", key.path().c_str(),
+        "--node-link-tls-ca", ca.path().c_str()},
+       "cluster mode only"},
   };
   for (const auto& [args, names] : bad) {
     const ParsedFlags parsed = load(args);
