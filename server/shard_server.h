@@ -95,9 +95,9 @@ class ShardServer final : private io::Completion {
   // The cluster as this node last read it from etcd (cluster mode), or null: one node, or no
   // view yet. Replaced only by Server::publish_cluster_view's task, on this shard.
   const cluster::ClusterView* cluster_view() const { return cluster_view_.get(); }
-  void set_cluster_view(Ref<const cluster::ClusterView> view) {
-    if (!cluster_view_ || view->version > cluster_view_->version) cluster_view_ = std::move(view);
-  }
+  // A newer view is kept, and the partitions it assigns to this node are the ones this shard's
+  // broker hosts from then on (Broker::host).
+  void set_cluster_view(Ref<const cluster::ClusterView> view);
   // This shard's node links (cluster mode), or null.
   LinkHub* links() { return links_.get(); }
   Instant monotonic_now() const { return reactor_.clock().monotonic_now(); }

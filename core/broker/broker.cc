@@ -218,6 +218,14 @@ Result<uint32_t> Broker::pick_partition(const NameOrId& stream, const NameOrId& 
   return internal::pick_partition(*shard, *entry, partitioning);
 }
 
+Status Broker::host(std::span<const PartitionKey> keys) {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  HARK_ASSERT(options_.hosted_only);
+  return shard->host(keys);
+}
+
 void Broker::cancel(Poll& poll) {
   BrokerShard* const shard = BrokerShard::current();
   HARK_ASSERT(shard != nullptr);

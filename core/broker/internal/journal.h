@@ -32,6 +32,9 @@ enum class RecordKind : uint8_t {
   // 3..., no gap), so the command is kept whole or not at all, and a node knows where its copy
   // stands against a shared journal: [u64 sequence][the command's framed records].
   entry = 11,
+  // A topic's messages were purged (data, but journaled so that every node applies it to the
+  // partitions it hosts: docs/cluster.md §Metadata). Replaying it changes no catalog.
+  topic_purged = 12,
 };
 
 // Each appends one whole framed record to `out` (storage/record_file.h frames it).
@@ -45,6 +48,7 @@ void journal_topic_created(std::vector<std::byte>& out, uint32_t stream, uint32_
 void journal_topic_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t id);
 void journal_topic_updated(std::vector<std::byte>& out, uint32_t stream, uint32_t id,
                            std::string_view name, const TopicSettings& settings);
+void journal_topic_purged(std::vector<std::byte>& out, uint32_t stream, uint32_t id);
 void journal_partitions_created(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                                 uint32_t count, UnixMicros created_at);
 void journal_partitions_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
