@@ -421,7 +421,17 @@ protocol::ClusterNode node_at(std::string name, const std::string& address) {
   return node;
 }
 
-// Cluster mode: the live members as etcd lists them, this node the Leader (before this node
+// The member code 12 names Leader: this node, unless it drains (docs/cluster.md §Moves); then
+// the live member with the lowest id that does not (this node if every one drains).
+uint32_t leader_of(const cluster::ClusterView& view) {
+  if (!view.is_draining(view.self)) return view.self;
+  for (const cluster::NodeInfo& member : view.nodes) {
+    if (!view.is_draining(member.id)) return member.id;
+  }
+  return view.self;
+}
+
+// Cluster mode: the live members as etcd lists them, one Leader (leader_of; before this node
 // is registered, it alone, so a client is never told to go elsewhere).
 protocol::ClusterMetadataResponse members_response(const ServerOptions& options,
                                                    const cluster::ClusterView* view,
@@ -432,10 +442,11 @@ protocol::ClusterMetadataResponse members_response(const ServerOptions& options,
     response.nodes.push_back(std::move(self));
     return response;
   }
+  const uint32_t leader = leader_of(*view);
   for (const cluster::NodeInfo& member : view->nodes) {
     protocol::ClusterNode node =
         node_at("hark-node-" + std::to_string(member.id), member.client_address);
-    node.role = member.id == view->self ? cluster_role_leader : cluster_role_follower;
+    node.role = member.id == leader ? cluster_role_leader : cluster_role_follower;
     response.nodes.push_back(std::move(node));
   }
   return response;

@@ -114,7 +114,8 @@ protocol::ClientsResponse clients_response(const std::vector<ClientInfo>& client
 // (cluster_node_name at cluster_node_ip, the TCP port as above, cluster_node_ports; leader)
 // and each of cluster_others (followers), all healthy, as Iggy 0.8.0 reports its config.
 // Code 12. With a cluster view (cluster mode): the live members, this node (view.self) the
-// one Leader, so clients that redirect to the Leader stay where they are.
+// one Leader, so clients that redirect to the Leader stay where they are; a draining node names
+// the lowest live member that is not draining instead, so those clients leave it.
 protocol::ClusterMetadataResponse cluster_metadata_response(
     const ServerOptions& options, const cluster::ClusterView* view = nullptr);
 

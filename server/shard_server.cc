@@ -363,4 +363,19 @@ void ShardServer::drain() {
   buffers_.reset();
 }
 
+void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
+  if (cluster_view_ && view->version <= cluster_view_->version) return;
+  cluster_view_ = std::move(view);
+  if (!broker_.options().hosted_only) return;
+  std::vector<core::PartitionKey> hosted;
+  for (const auto& [key, assignment] : cluster_view_->assignments) {
+    if (assignment.node == cluster_view_->self) hosted.push_back(key);
+  }
+  const Status status = broker_.host(hosted);
+  if (!status.ok()) {
+    HARK_LOG_ERROR("cluster: shard %u could not open every partition assigned to it (%s)",
+                   reactor_.id().value(), std::string(error_name(status.error())));
+  }
+}
+
 }  // namespace hark::server

@@ -95,6 +95,8 @@ class ShardServer final : private io::Completion {
   // The cluster as this node last read it from etcd (cluster mode), or null: one node, or no
   // view yet. Replaced only by Server::publish_cluster_view's task, on this shard.
   const cluster::ClusterView* cluster_view() const { return cluster_view_.get(); }
+  // A newer view is kept, and the partitions it assigns to this node are the ones this shard's
+  // broker hosts from then on (Broker::host).
   // On shard 0 it also removes from every consumer group the members of nodes that left, and
   // at this node's first registration its own members from before a restart (docs/cluster.md
   // §Consumer groups).

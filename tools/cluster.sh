@@ -6,6 +6,8 @@
 #   tools/cluster.sh down      stop them (SIGTERM by PID, then SIGKILL after 10 s)
 #   tools/cluster.sh kill N    SIGKILL node N
 #   tools/cluster.sh start N   start node N again (on its data directory)
+#   tools/cluster.sh drain N   ask the controller to move node N's partitions off it
+#                              (etcd key drain/N; docs/cluster.md §Moves); undrain N ends it
 # Environment (for tests running beside another cluster): CLUSTER_DATA (./cluster-data),
 # CLUSTER_PORT (8090), CLUSTER_ETCD_PORT (2379; the peer port is one above), HARKD and HARK (the
 # binaries, default build/bin/harkd and build/bin/hark).
@@ -145,8 +147,20 @@ case ${1:-} in
     start_node "$id"
     wait_answers "$id"
     ;;
+  drain | undrain)
+    id=$(node_id "${2:-}")
+    running etcd || die "etcd is not running (tools/cluster.sh up)"
+    ctl=(env ETCDCTL_API=3 etcdctl --endpoints="$etcd_url" --user "harkd:$etcd_password")
+    if [[ $1 == drain ]]; then
+      "${ctl[@]}" put "/hark/local/drain/$id" "" >/dev/null || die "cannot write drain/$id"
+      echo "node $id draining: no new partitions; a move planned for each of its partitions"
+    else
+      "${ctl[@]}" del "/hark/local/drain/$id" >/dev/null || die "cannot delete drain/$id"
+      echo "node $id no longer draining"
+    fi
+    ;;
   *)
-    echo "usage: $0 up|down|kill N|start N" >&2
+    echo "usage: $0 up|down|kill N|start N|drain N|undrain N" >&2
     exit 2
     ;;
 esac

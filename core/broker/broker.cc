@@ -244,6 +244,14 @@ Status Broker::member_partitions(const NameOrId& stream, const NameOrId& topic,
   return ok_status();
 }
 
+Status Broker::host(std::span<const PartitionKey> keys) {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  HARK_ASSERT(options_.hosted_only);
+  return shard->host(keys);
+}
+
 void Broker::cancel(Poll& poll) {
   BrokerShard* const shard = BrokerShard::current();
   HARK_ASSERT(shard != nullptr);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -85,6 +86,10 @@ struct BrokerOptions {
   // alone (one node). Set (harkd's cluster mode): makes, from that log (the local copy) and
   // the last entry it holds, the journal shard 0 uses. Must outlive Broker::start.
   JournalFactory* journal = nullptr;
+  // Which partitions of the catalog the broker opens. false (one node): every one. true (a
+  // cluster node): only those the embedder names with Broker::host; the others are metadata
+  // only, and a request that reaches one here fails with shard_communication_error (11001).
+  bool hosted_only = false;
   // Conditions registered before the shards start (Broker::register_condition); each must
   // outlive the broker.
   std::vector<std::pair<std::string, const Condition*>> conditions;
@@ -143,6 +148,14 @@ class Broker {
   // 5000/5003), consumer_group_member_not_found (5006). On a shard of this broker only.
   Status member_partitions(const NameOrId& stream, const NameOrId& topic, const NameOrId& group,
                            uint32_t member, std::vector<uint32_t>& partitions) const;
+
+  // With BrokerOptions::hosted_only, on a shard of this broker only: this shard hosts exactly
+  // the partitions `keys` names from now on (a cluster node: those assigned to it). It opens
+  // the ones of its catalog it owns and has not opened, closes the ones it has that `keys` no
+  // longer names (their parked polls end with AbortReason::moved; their files stay), and
+  // opens partitions that later catalog changes create only if `keys` names them. Errors: the
+  // first open that failed (each is logged); the others are still done.
+  Status host(std::span<const PartitionKey> keys);
 
   // Answers every parked poll empty, refuses new waits (polls answer at once), stops the hooks
   // and the shards, writes out every partition and closes it. Idempotent; not from a shard.

@@ -95,7 +95,7 @@ void PartitionOperation::run_at_owner(BrokerShard& shard) {
   const Ref<internal::PartitionCell> cell = std::move(cell_);
   internal::Partition* const owner = shard.owned(*cell);
   if (owner == nullptr) {
-    Flow::finish(*this, shard, Error::partition_not_found);
+    Flow::finish(*this, shard, shard.missing(*cell));
     return;
   }
   at_owner(shard, *owner);
@@ -140,7 +140,7 @@ Status DeleteStream::apply(internal::CatalogEdit& edit) {
 
 Status PurgeStream::apply(internal::CatalogEdit& edit) {
   HARK_TRY_ASSIGN(const internal::StreamEntry* const entry, edit.catalog().stream(stream));
-  for (const auto& [id, topic] : entry->topics) edit.purge_topic(*topic);
+  for (const auto& [id, topic] : entry->topics) edit.purge_topic(*entry, *topic);
   return ok_status();
 }
 
@@ -164,8 +164,9 @@ Status DeleteTopic::apply(internal::CatalogEdit& edit) {
 }
 
 Status PurgeTopic::apply(internal::CatalogEdit& edit) {
-  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, edit.catalog().topic(stream, topic));
-  edit.purge_topic(*found);
+  HARK_TRY_ASSIGN(const internal::StreamEntry* const entry, edit.catalog().stream(stream));
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const found, entry->topic(topic));
+  edit.purge_topic(*entry, *found);
   return ok_status();
 }
 

@@ -1,5 +1,6 @@
 #include "hark/server/cluster/cluster_view.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,29 @@ std::optional<Assignment> decode_assignment(std::string_view json) {
   return assignment;
 }
 
+std::string encode_move(const Move& move) {
+  return nlohmann::json{{"from", move.from},
+                        {"to", move.to},
+                        {"epoch", move.epoch},
+                        {"ready", move.ready},
+                        {"by", move.by}}
+      .dump();
+}
+
+std::optional<Move> decode_move(std::string_view json) {
+  const nlohmann::json object = nlohmann::json::parse(json, nullptr, false);
+  Move move;
+  if (!object.is_object() || !read_unsigned(object, "from", move.from) ||
+      !read_unsigned(object, "to", move.to) || !read_unsigned(object, "epoch", move.epoch) ||
+      !read_unsigned(object, "by", move.by)) {
+    return std::nullopt;
+  }
+  const auto ready = object.find("ready");
+  if (ready == object.end() || !ready->is_boolean()) return std::nullopt;
+  move.ready = ready->get<bool>();
+  return move;
+}
+
 Keys::Keys(std::string_view cluster)
     : root("/hark/" + std::string(cluster) + "/"),
       nodes(root + "nodes/"),
@@ -77,7 +101,9 @@ Keys::Keys(std::string_view cluster)
       partitions(root + "partitions/"),
       assignments(root + "assignments/"),
       meta(root + "meta/"),
-      applied(root + "applied/") {}
+      applied(root + "applied/"),
+      moves(root + "moves/"),
+      drains(root + "drain/") {}
 
 std::string Keys::node(uint32_t id) const { return nodes + std::to_string(id); }
 
@@ -103,6 +129,12 @@ std::string Keys::assignment(const core::PartitionKey& key) const {
   return assignments + partition_suffix(key);
 }
 
+std::string Keys::move(const core::PartitionKey& key) const {
+  return moves + partition_suffix(key);
+}
+
+std::string Keys::drain(uint32_t node) const { return drains + std::to_string(node); }
+
 std::optional<core::PartitionKey> parse_partition_suffix(std::string_view suffix) {
   uint32_t ids[3] = {};
   for (int i = 0; i < 3; i++) {
@@ -121,6 +153,10 @@ const NodeInfo* ClusterView::node(uint32_t id) const {
     if (node.id == id) return &node;
   }
   return nullptr;
+}
+
+bool ClusterView::is_draining(uint32_t id) const {
+  return std::find(draining.begin(), draining.end(), id) != draining.end();
 }
 
 PartitionOwner ClusterView::owner(const core::PartitionKey& key) const {

@@ -31,7 +31,23 @@ struct Assignment {
   bool operator==(const Assignment&) const = default;
 };
 
+// A planned move, /hark/<cluster>/moves/<stream>/<topic>/<partition> (docs/cluster.md §Moves):
+// {"from":1,"to":2,"epoch":3,"ready":false,"by":1}. Written by the controller (planned, not
+// ready), then by the new owner `to` (ready: it holds the partition durably up to where `from`
+// stopped admitting sends at `epoch`); the controller then switches the assignment to
+// (`to`, epoch + 1) and deletes the move in one guarded transaction.
+struct Move {
+  uint32_t from = 0;
+  uint32_t to = 0;
+  uint64_t epoch = 0;  // The assignment's epoch the move starts from.
+  bool ready = false;
+  uint32_t by = 0;
+  bool operator==(const Move&) const = default;
+};
+
 std::string encode_node(const NodeInfo& node);
+std::string encode_move(const Move& move);
+std::optional<Move> decode_move(std::string_view json);
 std::optional<NodeInfo> decode_node(std::string_view json);
 std::string encode_assignment(const Assignment& assignment);
 std::optional<Assignment> decode_assignment(std::string_view json);
@@ -46,11 +62,15 @@ struct Keys {
   std::string assignments;  // root + "assignments/"
   std::string meta;         // root + "meta/": the metadata journal, meta/<n, 20 digits>
   std::string applied;      // root + "applied/": applied/<node> = the last entry it applied
+  std::string moves;        // root + "moves/": moves/<s>/<t>/<p> = a Move in progress
+  std::string drains;       // root + "drain/": drain/<node> asks to move every partition off it
   std::string node(uint32_t id) const;
   std::string meta_entry(uint64_t sequence) const;
   std::string applied_by(uint32_t node) const;
   std::string partition(const core::PartitionKey& key) const;
   std::string assignment(const core::PartitionKey& key) const;
+  std::string move(const core::PartitionKey& key) const;
+  std::string drain(uint32_t node) const;
 };
 // "<stream>/<topic>/<partition>" after a partitions/ or assignments/ prefix; nullopt if not.
 std::optional<core::PartitionKey> parse_partition_suffix(std::string_view suffix);
@@ -85,8 +105,11 @@ struct ClusterView final : RefCounted {
   uint32_t controller = 0;      // 0: none elected.
   std::vector<NodeInfo> nodes;  // Live, by id.
   std::map<core::PartitionKey, Assignment> assignments;
+  std::map<core::PartitionKey, Move> moves;  // In progress.
+  std::vector<uint32_t> draining;            // Nodes asked to give up their partitions, by id.
 
   const NodeInfo* node(uint32_t id) const;
+  bool is_draining(uint32_t id) const;
   PartitionOwner owner(const core::PartitionKey& key) const;
 };
 

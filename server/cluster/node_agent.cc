@@ -126,14 +126,27 @@ uint32_t NodeAgent::least_loaded(std::map<uint32_t, uint32_t>& load) const {
   return best;
 }
 
-// Partitions that want an owner go to the live node with the fewest (ties: the lowest id).
-Status NodeAgent::assign_unassigned() {
-  if (!is_controller() || !view_) return ok_status();
+std::map<uint32_t, uint32_t> NodeAgent::loads() const {
   std::map<uint32_t, uint32_t> load;
-  for (const NodeInfo& node : view_->nodes) load[node.id] = 0;
+  for (const NodeInfo& node : view_->nodes) {
+    if (!view_->is_draining(node.id)) load[node.id] = 0;
+  }
   for (const auto& [key, assignment] : view_->assignments) {
     if (load.contains(assignment.node)) load[assignment.node]++;
   }
+  return load;
+}
+
+const KeyValue* NodeAgent::find(const std::string& key) const {
+  const auto found = mirror_.entries().find(key);
+  return found == mirror_.entries().end() ? nullptr : &found->second;
+}
+
+// Partitions that want an owner go to the live, not draining node with the fewest (ties: the
+// lowest id).
+Status NodeAgent::assign_unassigned() {
+  if (!is_controller() || !view_) return ok_status();
+  std::map<uint32_t, uint32_t> load = loads();
   for (const auto& [name, kv] : mirror_.entries()) {
     if (!name.starts_with(keys_.partitions)) continue;
     const auto key = parse_partition_suffix(std::string_view(name).substr(keys_.partitions.size()));
@@ -156,18 +169,127 @@ Status NodeAgent::assign_unassigned() {
 
 Result<bool> NodeAgent::move_partition(const core::PartitionKey& key, uint32_t node) {
   const std::string assignment_key = keys_.assignment(key);
-  const auto found = mirror_.entries().find(assignment_key);
-  if (found == mirror_.entries().end()) return false;
-  const std::optional<Assignment> current = decode_assignment(found->second.value);
-  if (!current) return false;
+  const KeyValue* const found = find(assignment_key);
+  if (found == nullptr) return false;
+  const std::optional<Assignment> current = decode_assignment(found->value);
+  if (!current || current->node == node) return false;
+  const std::string move_key = keys_.move(key);
   std::vector<Compare> extra = {
       number_compare(assignment_key, Compare::Target::mod_revision, Compare::Op::equal,
-                     found->second.mod_revision),
+                     found->mod_revision),
+      number_compare(move_key, Compare::Target::create_revision, Compare::Op::equal, 0),
       number_compare(keys_.node(node), Compare::Target::create_revision, Compare::Op::greater, 0)};
-  std::vector<TxnOp> ops = {TxnOp::put(
-      assignment_key,
-      encode_assignment({.node = node, .epoch = current->epoch + 1, .by = options_.self.id}))};
-  return controller_txn(std::move(extra), std::move(ops));
+  const Move move{
+      .from = current->node, .to = node, .epoch = current->epoch, .by = options_.self.id};
+  HARK_TRY_ASSIGN(const bool written,
+                  controller_txn(std::move(extra), {TxnOp::put(move_key, encode_move(move))}));
+  if (written) {
+    HARK_LOG_INFO("cluster: move of %u/%u/%u planned: node %u -> %u (epoch %u)", key.stream.value(),
+                  key.topic.value(), key.partition.value(), move.from, node, move.epoch);
+  }
+  return written;
+}
+
+Status NodeAgent::request_drain(uint32_t node) {
+  HARK_TRY(coordinator_.put(keys_.drain(node), "", 0));
+  return ok_status();
+}
+
+Result<bool> NodeAgent::report_move_ready(const core::PartitionKey& key) {
+  const std::string move_key = keys_.move(key);
+  const KeyValue* const found = find(move_key);
+  if (found == nullptr) return false;
+  std::optional<Move> move = decode_move(found->value);
+  if (!move || move->to != options_.self.id || move->ready) return false;
+  move->ready = true;
+  Txn txn;
+  txn.compare = {number_compare(move_key, Compare::Target::mod_revision, Compare::Op::equal,
+                                found->mod_revision),
+                 number_compare(keys_.node(options_.self.id), Compare::Target::create_revision,
+                                Compare::Op::greater, 0)};
+  txn.success = {TxnOp::put(move_key, encode_move(*move))};
+  HARK_TRY_ASSIGN(const TxnResult result, coordinator_.txn(txn));
+  return result.succeeded;
+}
+
+Status NodeAgent::commit_move(const core::PartitionKey& key, const Move& move) {
+  const std::string assignment_key = keys_.assignment(key);
+  const std::string move_key = keys_.move(key);
+  const KeyValue* const assignment = find(assignment_key);
+  const KeyValue* const planned = find(move_key);
+  if (assignment == nullptr || planned == nullptr) return ok_status();
+  std::vector<Compare> extra = {
+      number_compare(assignment_key, Compare::Target::mod_revision, Compare::Op::equal,
+                     assignment->mod_revision),
+      number_compare(move_key, Compare::Target::mod_revision, Compare::Op::equal,
+                     planned->mod_revision),
+      number_compare(keys_.node(move.to), Compare::Target::create_revision, Compare::Op::greater,
+                     0)};
+  const Assignment next{.node = move.to, .epoch = move.epoch + 1, .by = options_.self.id};
+  std::vector<TxnOp> ops = {TxnOp::put(assignment_key, encode_assignment(next)),
+                            TxnOp::erase(move_key)};
+  HARK_TRY_ASSIGN(const bool written, controller_txn(std::move(extra), std::move(ops)));
+  if (written) {
+    moves_committed_++;
+    HARK_LOG_INFO("cluster: move of %u/%u/%u committed: node %u owns it at epoch %u",
+                  key.stream.value(), key.topic.value(), key.partition.value(), next.node,
+                  next.epoch);
+  }
+  return ok_status();
+}
+
+Status NodeAgent::abandon_move(const core::PartitionKey& key, const char* why) {
+  const std::string move_key = keys_.move(key);
+  const KeyValue* const planned = find(move_key);
+  if (planned == nullptr) return ok_status();
+  std::vector<Compare> extra = {number_compare(move_key, Compare::Target::mod_revision,
+                                               Compare::Op::equal, planned->mod_revision)};
+  HARK_TRY_ASSIGN(const bool written, controller_txn(std::move(extra), {TxnOp::erase(move_key)}));
+  if (written) {
+    moves_abandoned_++;
+    HARK_LOG_WARN("cluster: move of %u/%u/%u abandoned (%s); its assignment stays as it was",
+                  key.stream.value(), key.topic.value(), key.partition.value(), why);
+  }
+  return ok_status();
+}
+
+// What the controller does with each move in the view: see advance_moves in node_agent.h.
+Status NodeAgent::advance_moves() {
+  if (!is_controller() || !view_) return ok_status();
+  const Ref<const ClusterView> view = view_;
+  for (const auto& [key, move] : view->moves) {
+    const auto current = view->assignments.find(key);
+    const bool intact = current != view->assignments.end() && current->second.node == move.from &&
+                        current->second.epoch == move.epoch;
+    if (!intact) {
+      HARK_TRY(abandon_move(key, "its assignment changed"));
+    } else if (view->node(move.to) == nullptr) {
+      HARK_TRY(abandon_move(key, "its target is not live"));
+    } else if (view->node(move.from) == nullptr) {
+      HARK_TRY(abandon_move(key, "its owner is not live"));
+    } else if (move.ready) {
+      HARK_TRY(commit_move(key, move));
+    }
+    if (!is_controller()) return ok_status();  // Deposed by a rejected write.
+  }
+  return ok_status();
+}
+
+Status NodeAgent::plan_drains() {
+  if (!is_controller() || !view_ || view_->draining.empty()) return ok_status();
+  const Ref<const ClusterView> view = view_;
+  std::map<uint32_t, uint32_t> load = loads();
+  for (const auto& [key, assignment] : view->assignments) {
+    if (!view->is_draining(assignment.node) || view->moves.contains(key)) continue;
+    if (view->node(assignment.node) == nullptr) continue;  // Dead: nothing to copy from.
+    if (find(keys_.partition(key)) == nullptr) continue;   // Deleted: a tombstone.
+    const uint32_t target = least_loaded(load);
+    if (target == 0) return ok_status();  // Nowhere to go.
+    HARK_TRY_ASSIGN(const bool planned, move_partition(key, target));
+    if (!is_controller()) return ok_status();
+    if (planned) load[target]++;
+  }
+  return ok_status();
 }
 
 Status NodeAgent::request_partition(const core::PartitionKey& key) {
@@ -190,6 +312,14 @@ ClusterView* view_of(const std::map<std::string, KeyValue>& entries, const Keys&
           parse_partition_suffix(std::string_view(name).substr(keys.assignments.size()));
       const std::optional<Assignment> assignment = decode_assignment(kv.value);
       if (key && assignment) view->assignments[*key] = *assignment;
+    } else if (name.starts_with(keys.moves)) {
+      const auto key = parse_partition_suffix(std::string_view(name).substr(keys.moves.size()));
+      const std::optional<Move> move = decode_move(kv.value);
+      if (key && move) view->moves[*key] = *move;
+    } else if (name.starts_with(keys.drains)) {
+      const std::string id = name.substr(keys.drains.size());
+      const auto node = static_cast<uint32_t>(std::strtoul(id.c_str(), nullptr, 10));
+      if (node != 0) view->draining.push_back(node);
     }
   }
   std::sort(view->nodes.begin(), view->nodes.end(),
@@ -199,7 +329,7 @@ ClusterView* view_of(const std::map<std::string, KeyValue>& entries, const Keys&
 
 bool same_picture(const ClusterView& a, const ClusterView& b) {
   return a.registered == b.registered && a.controller == b.controller && a.nodes == b.nodes &&
-         a.assignments == b.assignments;
+         a.assignments == b.assignments && a.moves == b.moves && a.draining == b.draining;
 }
 
 }  // namespace
@@ -223,6 +353,8 @@ Status NodeAgent::step(Duration wait) {
   follow_controller_key();
   publish_view();
   HARK_TRY(assign_unassigned());
+  HARK_TRY(advance_moves());
+  HARK_TRY(plan_drains());
   return ok_status();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,9 @@ struct AgentOptions {
 //    `create_revision(controller) == 0 → put(controller, id, lease)`; the controller is the
 //    holder of that key, which goes with its lease;
 //  - as controller: assigns every partition under partitions/ that has no assignment to the
-//    live node with the fewest, epoch 1, and moves partitions on request (epoch + 1). Every
+//    live, not draining node with the fewest, epoch 1; plans moves (on request, and for every
+//    partition of a draining node) and commits each at epoch + 1 once its target reports it
+//    ready, or abandons it when its source or target dies (docs/cluster.md §Moves). Every
 //    controller write is a transaction guarded on `value(controller) == my id` and
 //    `create_revision(controller) == my campaign's revision`, and on the target node's key
 //    existing, so a deposed controller or a dead target makes it fail, never half-apply;
@@ -48,9 +51,21 @@ class NodeAgent {
 
   // Asks for a partition to be assigned (any node; the controller assigns it).
   Status request_partition(const core::PartitionKey& key);
-  // Controller only: moves `key` to `node` at the next epoch. false: refused (not the
-  // controller any more, the partition changed meanwhile, or `node` is not live).
+  // Controller only: plans moving `key` to `node` (docs/cluster.md §Moves): writes moves/<key>
+  // {from its owner, at its epoch, not ready}. The assignment changes only once `node` reports
+  // the move ready (report_move_ready) and a controller step commits it. false: refused (not
+  // the controller any more, the partition changed meanwhile or already moves, `node` is not
+  // live or already owns it).
   Result<bool> move_partition(const core::PartitionKey& key, uint32_t node);
+  // Any node (and tools/cluster.sh drain): asks the controller to move every partition off
+  // `node` and to assign it no new one (puts drain/<node>; deleting the key ends the drain).
+  Status request_drain(uint32_t node);
+  // The target of a planned move, once it holds the partition durably up to where the old owner
+  // stopped admitting sends: marks the move ready. false: no such move for this node, or it
+  // changed meanwhile (abandoned, or this node is not registered).
+  Result<bool> report_move_ready(const core::PartitionKey& key);
+  uint64_t moves_committed() const { return moves_committed_; }
+  uint64_t moves_abandoned() const { return moves_abandoned_; }
   // Controller only: `ops` guarded on this node's leadership (and `extra`). false: refused,
   // and this node knows it is no longer the controller.
   Result<bool> controller_txn(std::vector<Compare> extra, std::vector<TxnOp> ops);
@@ -74,6 +89,18 @@ class NodeAgent {
   Status ensure_lease();
   Status campaign();
   Status assign_unassigned();
+  // Controller duties for moves: commit the ready ones (assignment to epoch + 1 and the move
+  // deleted, in one transaction guarded on both keys and the target's liveness), abandon those
+  // whose source or target is gone or whose assignment changed (the old assignment stays).
+  Status advance_moves();
+  Status commit_move(const core::PartitionKey& key, const Move& move);
+  Status abandon_move(const core::PartitionKey& key, const char* why);
+  // A move for every partition of a draining node that has none, to the least loaded live node
+  // that is not draining.
+  Status plan_drains();
+  // Live nodes that take new partitions (not draining), each with its assigned count.
+  std::map<uint32_t, uint32_t> loads() const;
+  const KeyValue* find(const std::string& key) const;
   void follow_controller_key();
   bool publish_view();
   std::vector<Compare> leadership() const;
@@ -91,6 +118,8 @@ class NodeAgent {
   Ref<const ClusterView> view_;
   uint64_t rejected_ = 0;
   uint64_t elections_won_ = 0;
+  uint64_t moves_committed_ = 0;
+  uint64_t moves_abandoned_ = 0;
 };
 
 }  // namespace hark::server::cluster

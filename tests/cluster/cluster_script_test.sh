@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/cluster.sh end to end (label cluster, release stage only): `up` returns with three
 # nodes answering and seeing each other; a stream created through node 1 is listed by node 3;
+# `drain 3` keeps a new topic's partitions off node 3 (its data directory holds none of them);
 # `kill 2` stops node 2 (it no longer answers), `start 2` brings it back with what was created
 # while it was down; `down` stops everything by PID. Runs on free ports in its own directory,
 # so it never meets a cluster a developer runs. Usage: cluster_script_test.sh BIN_DIR
@@ -38,6 +39,14 @@ trap cleanup EXIT
 for id in 1 2 3; do cli "$id" ping >/dev/null || fail "node $id does not answer after up"; done
 cli 1 stream create alpha >/dev/null || fail "create via node 1"
 cli 3 stream list | grep -q alpha || fail "node 3 does not list what node 1 created"
+# A draining node is assigned nothing new: it opens none of a new topic's partitions.
+"$script" drain 3 >/dev/null || fail "drain 3"
+cli 1 topic create alpha t --partitions 4 >/dev/null || fail "create a topic while node 3 drains"
+ls "$CLUSTER_DATA"/node3/streams/*/topics/*/partitions/* >/dev/null 2>&1 &&
+  fail "draining node 3 opened a partition"
+ls "$CLUSTER_DATA"/node1/streams/*/topics/*/partitions/* >/dev/null 2>&1 ||
+  fail "node 1 opened none of the new partitions"
+"$script" undrain 3 >/dev/null || fail "undrain 3"
 
 "$script" kill 2 || fail "kill 2"
 cli 2 ping >/dev/null 2>&1 && fail "node 2 answers after kill"

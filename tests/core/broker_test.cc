@@ -1,9 +1,11 @@
 // The Broker through its public API, from threads outside the broker (Blocking<Op>): catalog
 // commands, appends, polls that answer at once, park, wake, time out, or are ended by purge,
-// delete and shutdown. Two shards, so every partition operation crosses shards for one of
-// the two homes involved.
+// delete and shutdown; a purge journaled and replayed; a broker that opens only the partitions
+// it is told to host (BrokerOptions::hosted_only, a cluster node). Two shards, so every partition
+// operation crosses shards for one of the two homes involved.
 #include "hark/core/broker/broker.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -283,6 +285,31 @@ TEST_F(BrokerTest, PurgeAnswersParkedPollsEmptyAndDeleteWithTheError) {
   ASSERT_TRUE(remove.call(*broker_).ok());
   EXPECT_EQ(second.get().error(), Error::stream_id_not_found);
   EXPECT_FALSE(std::filesystem::exists(directory_ / "streams" / "0"));
+}
+
+// A purge is journaled (docs/storage-format.md §Metadata log, kind 14) so that a cluster's
+// nodes all apply it; replaying it at start changes nothing, so what came after it stays.
+TEST_F(BrokerTest, APurgeIsJournaledAndARestartKeepsWhatCameAfterIt) {
+  ASSERT_TRUE(append(1, "before").ok());
+  Blocking<PurgeTopic> purge;
+  purge.stream = NameOrId::id(0);
+  purge.topic = NameOrId::id(0);
+  ASSERT_TRUE(purge.call(*broker_).ok());
+  ASSERT_TRUE(append(1, "after").ok());
+  const auto journal_size = std::filesystem::file_size(directory_ / "metadata.log");
+  Blocking<PurgeStream> purge_stream;
+  purge_stream.stream = NameOrId::id(0);
+  ASSERT_TRUE(purge_stream.call(*broker_).ok());
+  EXPECT_GT(std::filesystem::file_size(directory_ / "metadata.log"), journal_size);
+  ASSERT_TRUE(append(1, "last").ok());
+
+  restart();
+
+  Blocking<Poll> poll;
+  prepare(poll, 1, 0, Duration(0));
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  ASSERT_EQ(poll.result.messages.count(), 1u);
+  EXPECT_EQ(payload_of(poll.result.messages), "last");
 }
 
 TEST_F(BrokerTest, NextContinuesAfterTheStoredOffset) {
@@ -621,6 +648,139 @@ TEST_F(BrokerTest, TornLastMetadataRecordIsCutAndDamageBeforeTheEndRefusesToStar
   const auto broken = Broker::start(options);
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.error(), Error::state_file_corrupted);
+}
+
+// BrokerOptions::hosted_only (a cluster node): a partition opens only once Broker::host names
+// it, on every shard; one no longer named is closed (its parked poll ends, its files stay).
+class HostedBrokerTest : public ::testing::Test, private ShardHooks {
+ protected:
+  void SetUp() override {
+    directory_ =
+        std::filesystem::temp_directory_path() / ("hark_hosted_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(directory_);
+    BrokerOptions options;
+    options.data_directory = directory_.string();
+    options.shards_count = 2;
+    options.hosted_only = true;
+    options.hooks = this;
+    auto broker = Broker::start(options);
+    ASSERT_TRUE(broker.ok()) << error_name(broker.error());
+    broker_ = std::move(broker).value();
+    Blocking<CreateStream> stream;
+    stream.name = "s";
+    ASSERT_TRUE(stream.call(*broker_).ok());
+    Blocking<CreateTopic> topic;
+    topic.stream = NameOrId::id(0);
+    topic.name = "t";
+    topic.settings.partitions_count = 4;
+    ASSERT_TRUE(topic.call(*broker_).ok());
+  }
+
+  void TearDown() override {
+    broker_->stop();
+    broker_.reset();
+    std::filesystem::remove_all(directory_);
+  }
+
+  Status on_start(Broker& broker, io::Reactor& reactor) override {
+    (void)broker;
+    reactors_[reactor.id().value()] = &reactor;
+    return ok_status();
+  }
+  void on_stop(io::Reactor& reactor) override { (void)reactor; }
+
+  // Broker::host(partitions of topic 0/0) on every shard, from the shard's own thread.
+  void host(std::vector<uint32_t> partitions) {
+    std::vector<PartitionKey> keys;
+    for (const uint32_t p : partitions) {
+      keys.push_back({StreamId(0), TopicId(0), PartitionId(p)});
+    }
+    struct HostTask final : io::Task {
+      void run() override {
+        status = broker->host(*keys);
+        done.set_value();
+      }
+      Broker* broker = nullptr;
+      const std::vector<PartitionKey>* keys = nullptr;
+      Status status;
+      std::promise<void> done;
+    };
+    for (io::Reactor* reactor : reactors_) {
+      HostTask task;
+      task.broker = broker_.get();
+      task.keys = &keys;
+      reactor->post_from_outside(task);
+      task.done.get_future().wait();
+      ASSERT_TRUE(task.status.ok()) << error_name(task.status.error());
+    }
+  }
+
+  Status append(uint32_t partition) {
+    const std::vector<std::byte> bytes = message("m");
+    Blocking<Append> append;
+    append.stream = NameOrId::id(0);
+    append.topic = NameOrId::id(0);
+    append.partitioning = Partitioning{Partitioning::Kind::partition, partition};
+    append.messages = bytes;
+    append.count = 1;
+    return append.call(*broker_);
+  }
+
+  bool opened(uint32_t partition) const {
+    return std::filesystem::exists(directory_ / "streams/0/topics/0/partitions" /
+                                   std::to_string(partition));
+  }
+
+  std::filesystem::path directory_;
+  std::unique_ptr<Broker> broker_;
+  std::array<io::Reactor*, 2> reactors_{};
+};
+
+TEST_F(HostedBrokerTest, OnlyHostedPartitionsOpenAndOneNoLongerHostedCloses) {
+  for (uint32_t p = 0; p < 4; p++) EXPECT_FALSE(opened(p)) << p;
+  // Not hosted here: the retryable "no reachable owner" code, never "not found".
+  EXPECT_EQ(append(0).error(), Error::shard_communication_error);
+  host({0, 1});
+  EXPECT_TRUE(opened(0) && opened(1));
+  EXPECT_FALSE(opened(2) || opened(3));
+  ASSERT_TRUE(append(0).ok());
+  ASSERT_TRUE(append(1).ok());
+  EXPECT_EQ(append(2).error(), Error::shard_communication_error);
+  // A partition created later opens nothing until it is hosted.
+  Blocking<CreatePartitions> more;
+  more.stream = NameOrId::id(0);
+  more.topic = NameOrId::id(0);
+  more.count = 1;
+  ASSERT_TRUE(more.call(*broker_).ok());
+  EXPECT_FALSE(opened(4));
+
+  // Partition 1 stops being hosted while a poll is parked on it.
+  Blocking<Poll> poll;
+  poll.stream = NameOrId::id(0);
+  poll.topic = NameOrId::id(0);
+  poll.partition = 1;
+  poll.from = PollFrom::offset;
+  poll.value = 1;
+  poll.count = 10;
+  poll.wait = 4s;
+  auto parked = std::async(std::launch::async, [&] { return poll.call(*broker_); });
+  ASSERT_TRUE(test::wait_until_parked(*broker_, 1));
+  host({0, 4});
+  EXPECT_EQ(parked.get().error(), Error::shard_communication_error);
+  EXPECT_TRUE(opened(1));  // Closed, not deleted.
+  EXPECT_TRUE(opened(4));
+  EXPECT_EQ(append(1).error(), Error::shard_communication_error);
+  // Hosted again: its messages are still there.
+  host({0, 1, 4});
+  Blocking<Poll> again;
+  again.stream = NameOrId::id(0);
+  again.topic = NameOrId::id(0);
+  again.partition = 1;
+  again.from = PollFrom::offset;
+  again.value = 0;
+  again.count = 10;
+  ASSERT_TRUE(again.call(*broker_).ok());
+  EXPECT_EQ(again.result.messages.count(), 1u);
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "hark/protocol/hash.h"
+#include "hark/server/cluster/cluster_view.h"
 
 namespace hark::server {
 namespace {
@@ -216,6 +218,35 @@ TEST(ClusterMetadata, EnabledReportsTheConfiguredNodeAndPeers) {
   ASSERT_EQ(alone.nodes.size(), 1u);
   EXPECT_EQ(alone.nodes[0],
             (protocol::ClusterNode{.name = "a", .ip = "203.0.113.5", .tcp_port = 7100}));
+}
+
+// Cluster mode: this node leads in its own answer, unless it drains (then the lowest live
+// member that does not), so SDKs that redirect to the Leader move off a draining node.
+TEST(ClusterMetadata, ADrainingNodeNamesAnotherMemberLeader) {
+  ServerOptions options;
+  options.etcd_endpoints = {"http://127.0.0.1:2379"};
+  options.node_id = 2;
+  options.cluster_name = "c";
+  auto view = make_ref<cluster::ClusterView>();
+  view->self = 2;
+  view->registered = true;
+  for (uint32_t id = 1; id <= 3; id++) {
+    view->nodes.push_back({.id = id, .client_address = "10.0.0." + std::to_string(id) + ":8090"});
+  }
+  const auto leaders = [&] {
+    std::vector<std::string> names;
+    for (const protocol::ClusterNode& node : cluster_metadata_response(options, view.get()).nodes) {
+      if (node.role == 0) names.push_back(node.name);  // 0: Leader, 1: Follower (as above).
+    }
+    return names;
+  };
+  EXPECT_EQ(leaders(), std::vector<std::string>{"hark-node-2"});
+  view->draining = {2};
+  EXPECT_EQ(leaders(), std::vector<std::string>{"hark-node-1"});
+  view->draining = {1, 2};
+  EXPECT_EQ(leaders(), std::vector<std::string>{"hark-node-3"});
+  view->draining = {1, 2, 3};
+  EXPECT_EQ(leaders(), std::vector<std::string>{"hark-node-2"});
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ Status BrokerShard::open_partitions() {
   for (const auto& [stream_id, stream] : catalog_->streams) {
     for (const auto& [topic_id, topic] : stream->topics) {
       for (const auto& cell : topic->partitions) {
-        if (cell->owner() == id()) HARK_TRY(open_partition(cell));
+        if (cell->owner() == id() && hosts(cell->key)) HARK_TRY(open_partition(cell));
       }
     }
   }
@@ -60,6 +60,39 @@ Partition* BrokerShard::owned(const PartitionCell& cell) {
   if (it == owned_.end() || &it->second->cell() != &cell) return nullptr;
   HARK_ASSERT(it->second->cell().key == cell.key);
   return it->second.get();
+}
+
+Error BrokerShard::missing(const PartitionCell& cell) const {
+  return hosts(cell.key) ? Error::partition_not_found : Error::shard_communication_error;
+}
+
+Status BrokerShard::host(std::span<const PartitionKey> keys) {
+  HARK_ASSERT(on_own_thread());
+  hosted_ = absl::flat_hash_set<PartitionKey>(keys.begin(), keys.end());
+  Status result;
+  for (const auto& [stream_id, stream] : catalog_->streams) {
+    for (const auto& [topic_id, topic] : stream->topics) {
+      for (const auto& cell : topic->partitions) {
+        if (cell->owner() != id()) continue;
+        const bool open = owned(*cell) != nullptr;
+        if (open && !hosts(cell->key)) unhost(cell->key);
+        if (open || !hosts(cell->key)) continue;
+        const Status opened = open_partition(cell);
+        if (!opened.ok() && result.ok()) result = opened;
+      }
+    }
+  }
+  return result;
+}
+
+void BrokerShard::unhost(const PartitionKey& key) {
+  HARK_LOG_INFO("partition %u/%u/%u is no longer hosted here: closed (its files are kept)",
+                key.stream.value(), key.topic.value(), key.partition.value());
+  Partition& partition = *owned_.at(key);
+  waits_.release(partition.cell(), AbortReason::moved);
+  partition.close();
+  owned_.erase(key);
+  owned_order_.erase(key);
 }
 
 uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
@@ -112,7 +145,7 @@ Status BrokerShard::apply(const Change& change) {
   catalog_ = change.catalog;
   Status result;
   for (const auto& cell : change.created) {
-    if (cell->owner() != id()) continue;
+    if (cell->owner() != id() || !hosts(cell->key)) continue;
     const Status opened = open_partition(cell);
     if (!opened.ok() && result.ok()) result = opened;
   }

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -74,6 +75,15 @@ class BrokerShard final {
 
   // The partition this shard owns for `cell`'s key, if it is still that partition.
   Partition* owned(const PartitionCell& cell);
+  // True if this node hosts `key` (BrokerOptions::hosted_only: Broker::host named it).
+  bool hosts(const PartitionKey& key) const {
+    return !options().hosted_only || hosted_.contains(key);
+  }
+  // The error for a request that reached this shard for `cell` and found it not open: not
+  // hosted by this node (shard_communication_error, retryable), else partition_not_found.
+  Error missing(const PartitionCell& cell) const;
+  // Broker::host on this shard.
+  Status host(std::span<const PartitionKey> keys);
   // Balanced partitioning: the next partition of `topic` for appends from this shard.
   // Requires: the topic has partitions.
   uint32_t next_balanced(const TopicEntry& topic);
@@ -143,6 +153,8 @@ class BrokerShard final {
   };
 
   Status open_partition(const Ref<PartitionCell>& cell);
+  // Closes an open partition this node no longer hosts: parked polls end as moved.
+  void unhost(const PartitionKey& key);
   storage::LogOptions log_options(const PartitionCell& cell) const;
   void arm_retention();
   // The catalog's names of a partition's stream and topic (its ids if the catalog has none).
@@ -162,6 +174,7 @@ class BrokerShard final {
   // The keys of owned_, in order: the stable cursor of walk_partitions (changed only where a
   // partition opens or goes, never per request).
   std::set<PartitionKey> owned_order_;
+  absl::flat_hash_set<PartitionKey> hosted_;  // BrokerOptions::hosted_only: Broker::host's.
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> balanced_;  // (stream, topic)
   // (group id, member) -> polls so far. Group ids repeat across topics: two members sharing
   // a cursor only shifts where their round robin starts.

@@ -340,8 +340,9 @@ void CatalogEdit::reassign_groups(TopicEntry& topic) {
   }
 }
 
-void CatalogEdit::purge_topic(const TopicEntry& topic) {
+void CatalogEdit::purge_topic(const StreamEntry& stream, const TopicEntry& topic) {
   purged.insert(purged.end(), topic.partitions.begin(), topic.partitions.end());
+  journal_topic_purged(journal, stream.id, topic.id);
 }
 
 TopicEntry& CatalogEdit::writable_topic(StreamEntry& stream, const TopicEntry& topic) {

@@ -134,8 +134,9 @@ class CatalogEdit {
                       UnixMicros created_at);
   // Removes the last `count` partitions. Requires: count <= the topic's partitions.
   void remove_partitions(StreamEntry& stream, const TopicEntry& topic, uint32_t count);
-  // Data, not metadata: not journaled.
-  void purge_topic(const TopicEntry& topic);
+  // Data, journaled all the same (RecordKind::topic_purged) so that every node purges the
+  // partitions it hosts; the catalog does not change.
+  void purge_topic(const StreamEntry& stream, const TopicEntry& topic);
   GroupEntry& add_group(StreamEntry& stream, const TopicEntry& topic, uint32_t id,
                         std::string name);
   void remove_group(StreamEntry& stream, const TopicEntry& topic, const GroupEntry& group);

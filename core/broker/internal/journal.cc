@@ -113,6 +113,10 @@ void journal_topic_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_
   RecordWriter(out, RecordKind::topic_deleted).u32(stream).u32(id);
 }
 
+void journal_topic_purged(std::vector<std::byte>& out, uint32_t stream, uint32_t id) {
+  RecordWriter(out, RecordKind::topic_purged).u32(stream).u32(id);
+}
+
 void journal_topic_updated(std::vector<std::byte>& out, uint32_t stream, uint32_t id,
                            std::string_view name, const TopicSettings& settings) {
   RecordWriter writer(out, RecordKind::topic_updated);
@@ -214,6 +218,10 @@ bool replay_topic(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
     case RecordKind::topic_deleted:
       if (topic == nullptr) return false;
       edit.remove_topic(*stream, *topic);
+      return true;
+    case RecordKind::topic_purged:
+      if (topic == nullptr) return false;
+      edit.purge_topic(*stream, *topic);
       return true;
     default:
       if (!reader.settings(settings) || !reader.name(name) || topic == nullptr) return false;
@@ -317,6 +325,7 @@ Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
     case RecordKind::stream_updated: replayed = replay_stream(kind, reader, edit); break;
     case RecordKind::topic_created:
     case RecordKind::topic_deleted:
+    case RecordKind::topic_purged:
     case RecordKind::topic_updated: replayed = replay_topic(kind, reader, edit); break;
     case RecordKind::partitions_created:
     case RecordKind::partitions_deleted: replayed = replay_partitions(kind, reader, edit); break;

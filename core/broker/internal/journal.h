@@ -37,6 +37,9 @@ enum class RecordKind : uint8_t {
   // members: [u32 stream][u32 topic][u32 group][u32 member].
   member_joined = 12,
   member_left = 13,
+  // A topic's messages were purged (data, but journaled so that every node applies it to the
+  // partitions it hosts: docs/cluster.md §Metadata). Replaying it changes no catalog.
+  topic_purged = 14,
 };
 
 // Each appends one whole framed record to `out` (storage/record_file.h frames it).
@@ -50,6 +53,7 @@ void journal_topic_created(std::vector<std::byte>& out, uint32_t stream, uint32_
 void journal_topic_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t id);
 void journal_topic_updated(std::vector<std::byte>& out, uint32_t stream, uint32_t id,
                            std::string_view name, const TopicSettings& settings);
+void journal_topic_purged(std::vector<std::byte>& out, uint32_t stream, uint32_t id);
 void journal_partitions_created(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                                 uint32_t count, UnixMicros created_at);
 void journal_partitions_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,

@@ -162,7 +162,7 @@ void NotifyJob::evaluate_at_owner(BrokerShard& shard) {
   Partition* const owner = shard.owned(cell);
   if (owner == nullptr) {
     // Deleted, or not opened by its owner yet: skipped by a request over several partitions.
-    if (!many_) status_ = Error::partition_not_found;
+    if (!many_) status_ = shard.missing(cell);
     evaluated_here(shard);
     return;
   }

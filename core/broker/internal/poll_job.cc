@@ -188,7 +188,7 @@ void PollJob::evaluate_at_owner(BrokerShard& shard) {
   if (owner == nullptr) {
     // Deleted, or (for a group member right after a rebalance) not opened by its owner yet:
     // a member skips it and waits on the rest; a single-partition poll gets the error.
-    if (!group_wide_) status_ = Error::partition_not_found;
+    if (!group_wide_) status_ = shard.missing(cell);
     evaluated_here(shard);
     return;
   }

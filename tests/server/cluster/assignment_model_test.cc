@@ -1,11 +1,14 @@
 // The controller and assignment state machine as a rapidcheck property: up to four NodeAgents
 // over one FakeEtcd on a ManualClock, driven by random joins, pauses (as SIGSTOP: the agent is
 // not stepped while time passes), resumptions, crashes with restart, partition creations,
-// moves requested of whichever agent believes it leads (deposed ones included), compactions
-// and time passing. After every action the whole write history (FakeEtcd::audit, never
-// compacted) must show: at most one owner per (partition, epoch); a partition's epochs only
-// grow; no assignment written naming a node that was not live at that revision, nor by a node
-// that did not hold the controller key then; at most one controller key. At the end, with every
+// moves requested of whichever agent believes it leads (deposed ones included), drains, targets
+// reporting their moves ready, compactions and time passing. After every action the whole
+// write history (FakeEtcd::audit, never compacted) must show: at most one owner per
+// (partition, epoch); a partition's epochs only grow; no assignment written naming a node that
+// was not live at that revision, nor by a node that did not hold the controller key then; an
+// owner changes only by committing a ready move planned from that owner at that epoch, to
+// epoch + 1 (a move that is not committed leaves the old owner intact); at most one controller
+// key. At the end, with every
 // node running again, every partition is assigned. RC_PARAMS="max_success=<n>" runs it longer.
 #include <rapidcheck.h>
 
@@ -57,9 +60,13 @@ struct Model {
       if (slot.running) (void)slot.agent->step(Duration(0));
     }
   }
+  // Actions 10-12 repeat the steps a move needs (plan, step, ready) so that runs commit moves
+  // often, not once in a hundred.
   void act(uint32_t action, uint32_t a, uint32_t b) {
     Slot& slot = slots[a % nodes_max];
-    switch (action % 8) {
+    static constexpr uint32_t repeated[] = {6, 0, 9};
+    if (action >= 10) action = repeated[(action - 10) % 3];
+    switch (action) {
       case 0: step_running(); break;
       case 1:
         clock.advance(std::chrono::seconds(1 + b % 2));
@@ -78,16 +85,34 @@ struct Model {
         if (slot.running)
           (void)slot.agent->request_partition(
               {.stream = StreamId(1), .topic = TopicId(1), .partition = PartitionId(++partitions)});
+        step_running();  // Requests are followed by steps, so that moves get far enough.
         break;
       case 6:
-        if (slot.agent && slot.agent->is_controller() && partitions > 0) {
-          (void)slot.agent->move_partition({.stream = StreamId(1),
-                                            .topic = TopicId(1),
-                                            .partition = PartitionId(1 + b % partitions)},
-                                           1 + b % nodes_max);
+        // Whichever agent believes it leads (a deposed one too) plans a move.
+        for (Slot& leader : slots) {
+          if (!leader.agent || !leader.agent->is_controller() || partitions == 0) continue;
+          (void)leader.agent->move_partition({.stream = StreamId(1),
+                                              .topic = TopicId(1),
+                                              .partition = PartitionId(1 + b % partitions)},
+                                             1 + a % nodes_max);
+          break;
         }
+        step_running();
         break;
       case 7: etcd.compact(etcd.revision() - b % 3); break;
+      case 8:
+        if (slot.running) (void)slot.agent->request_drain(1 + b % nodes_max);
+        step_running();
+        break;
+      case 9:
+        // Targets hold their moving partitions durably now (after their copy) and say so.
+        for (Slot& target : slots) {
+          if (!target.running || !target.agent->view()) continue;
+          const Ref<const ClusterView> view = target.agent->view();
+          for (const auto& [key, move] : view->moves) (void)target.agent->report_move_ready(key);
+        }
+        step_running();
+        break;
     }
   }
 };
@@ -99,6 +124,8 @@ void check_history(const FakeEtcd& etcd) {
   std::string holder;  // The controller key's value.
   std::map<std::string, uint64_t> epochs;
   std::map<std::pair<std::string, uint64_t>, uint32_t> owners;
+  std::map<std::string, uint32_t> owner_now;  // Assignment key -> its node.
+  std::map<std::string, Move> moves;          // By assignment key.
   for (const FakeEtcd::Change& change : etcd.audit()) {
     const std::string& key = change.event.kv.key;
     const bool put = change.event.type == WatchEvent::Type::put;
@@ -118,9 +145,35 @@ void check_history(const FakeEtcd& etcd) {
       RC_ASSERT(live.contains(keys.node(assignment->node)));
       RC_ASSERT(holder == std::to_string(assignment->by));  // Written by the controller.
       RC_ASSERT(assignment->epoch > epochs[key]);
+      if (epochs[key] != 0) {
+        // A switch: only the commit of a ready move from the owner at that epoch, one up.
+        const auto move = moves.find(key);
+        RC_ASSERT(move != moves.end());
+        RC_ASSERT(move->second.ready);
+        RC_ASSERT(move->second.from == owner_now[key] && move->second.to == assignment->node);
+        RC_ASSERT(move->second.epoch == epochs[key] && assignment->epoch == epochs[key] + 1);
+      }
+      owner_now[key] = assignment->node;
       epochs[key] = assignment->epoch;
       const auto [it, fresh] = owners.try_emplace({key, assignment->epoch}, assignment->node);
       RC_ASSERT(fresh || it->second == assignment->node);
+    } else if (key.starts_with(keys.moves)) {
+      const std::string assignment = keys.assignments + key.substr(keys.moves.size());
+      if (!put) {
+        moves.erase(assignment);
+        continue;
+      }
+      const std::optional<Move> move = decode_move(change.event.kv.value);
+      RC_ASSERT(move.has_value());
+      // Planned by the controller from the owner at its epoch; then only marked ready.
+      RC_ASSERT(move->from == owner_now[assignment] && move->epoch == epochs[assignment]);
+      if (move->ready) {
+        RC_ASSERT(moves.contains(assignment));
+        RC_ASSERT(moves[assignment].to == move->to);
+      } else {
+        RC_ASSERT(holder == std::to_string(move->by));
+      }
+      moves[assignment] = *move;
     }
   }
 }
@@ -129,16 +182,18 @@ RC_GTEST_PROP(AssignmentModel, InvariantsHoldUnderRandomFailures, ()) {
   Model model;
   model.start(0);
   const auto actions = *rc::gen::container<std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>>(
-      rc::gen::tuple(rc::gen::inRange<uint32_t>(0, 8), rc::gen::inRange<uint32_t>(0, 16),
+      rc::gen::tuple(rc::gen::inRange<uint32_t>(0, 13), rc::gen::inRange<uint32_t>(0, 16),
                      rc::gen::inRange<uint32_t>(0, 16)));
   for (const auto& [action, a, b] : actions) {
     model.act(action, a, b);
     check_history(model.etcd);
   }
-  // Everyone runs again; once the leases settle every partition has a live owner.
+  // Everyone runs again and the drains end (an operator deletes drain/<id>); once the leases
+  // settle every partition has a live owner.
   for (Slot& slot : model.slots) {
     if (slot.agent) slot.running = true;
   }
+  RC_ASSERT(model.etcd.client()->erase(keys.drains, true).ok());
   for (int i = 0; i < 8; i++) {
     model.clock.advance(std::chrono::seconds(1));
     model.step_running();

@@ -1,8 +1,9 @@
 // NodeAgent over FakeEtcd on a ManualClock, step by step: registration and membership views,
 // the election (one controller; a paused controller's lease lapses, another wins, and the
 // old one's guarded write is rejected), partitions spread by load, a dead node's partitions
-// unavailable until it returns, moves that bump the epoch, etcd unreachable, and a node that
-// was away past a compaction converging.
+// unavailable until it returns, moves (planned, committed at epoch + 1 only once their target
+// is ready, abandoned when the target or the owner dies, refused to a deposed controller),
+// drains, etcd unreachable, and a node that was away past a compaction converging.
 #include "hark/server/cluster/node_agent.h"
 
 #include <chrono>
@@ -166,7 +167,7 @@ TEST_F(AgentTest, PartitionsSpreadByLoadAndDeadNodesGetNone) {
   }
 }
 
-TEST_F(AgentTest, MoveBumpsTheEpochAndRefusesADeadTarget) {
+TEST_F(AgentTest, AMoveCommitsAtTheNextEpochOnlyOnceItsTargetIsReady) {
   add(1);
   add(2);
   step({1, 2});
@@ -176,12 +177,120 @@ TEST_F(AgentTest, MoveBumpsTheEpochAndRefusesADeadTarget) {
   const uint32_t other = before.node == 1 ? 2 : 1;
   ASSERT_TRUE(*agent(1).move_partition(partition(1), other));
   step({1, 2});
+  // Planned: the old owner keeps the partition until the target has it.
+  EXPECT_EQ(agent(2).view()->assignments.at(partition(1)), before);
+  ASSERT_EQ(agent(2).view()->moves.size(), 1u);
+  EXPECT_FALSE(agent(2).view()->moves.at(partition(1)).ready);
+  EXPECT_FALSE(*agent(1).move_partition(partition(1), other));        // Already moving.
+  EXPECT_FALSE(*agent(before.node).report_move_ready(partition(1)));  // Not its target.
+  step({1, 2});
+  EXPECT_EQ(agent(2).view()->assignments.at(partition(1)), before);
+  ASSERT_TRUE(*agent(other).report_move_ready(partition(1)));
+  step({1, 2});
   const Assignment after = agent(2).view()->assignments.at(partition(1));
   EXPECT_EQ(after.node, other);
   EXPECT_EQ(after.epoch, before.epoch + 1);
+  EXPECT_TRUE(agent(2).view()->moves.empty());
+  EXPECT_EQ(agent(1).moves_committed(), 1u);
   EXPECT_FALSE(*agent(1).move_partition(partition(1), 7));  // No node 7.
   EXPECT_TRUE(agent(1).is_controller());                    // Refused, not deposed.
   EXPECT_FALSE(*agent(2).move_partition(partition(1), 1));  // Not the controller.
+}
+
+TEST_F(AgentTest, AMoveWhoseTargetDiesIsAbandonedAndTheOldOwnerKeepsThePartition) {
+  add(1);
+  add(2);
+  add(3);
+  step({1, 2, 3});
+  ASSERT_TRUE(agent(1).request_partition(partition(1)).ok());
+  step({1, 2, 3});
+  const Assignment before = agent(1).view()->assignments.at(partition(1));
+  ASSERT_EQ(before.node, 1u);  // The least loaded, lowest id.
+  ASSERT_TRUE(*agent(1).move_partition(partition(1), 3));
+  step({1, 2, 3});
+  // Node 3 dies (SIGKILL) before it reports the move ready: its lease lapses.
+  run_for(7, {1, 2});
+  EXPECT_TRUE(agent(1).view()->moves.empty());
+  EXPECT_EQ(agent(1).moves_abandoned(), 1u);
+  EXPECT_EQ(agent(2).view()->assignments.at(partition(1)), before);
+  // Back, it cannot finish the move it lost.
+  step({3});
+  EXPECT_FALSE(*agent(3).report_move_ready(partition(1)));
+  step({1, 2, 3});
+  EXPECT_EQ(agent(3).view()->assignments.at(partition(1)), before);
+}
+
+TEST_F(AgentTest, AMoveWhoseOwnerDiesIsAbandonedEvenIfReady) {
+  add(1);
+  add(2);
+  add(3);
+  step({1, 2, 3});
+  for (uint32_t p = 1; p <= 2; p++) ASSERT_TRUE(agent(1).request_partition(partition(p)).ok());
+  step({1, 2, 3});
+  const Assignment before = agent(1).view()->assignments.at(partition(2));
+  ASSERT_EQ(before.node, 2u);
+  ASSERT_TRUE(*agent(1).move_partition(partition(2), 3));
+  step({1, 2, 3});
+  // Node 2 dies; node 3 had the data and says so before the controller notices.
+  run_for(7, {1, 3});
+  EXPECT_FALSE(*agent(3).report_move_ready(partition(2)));  // Already abandoned.
+  EXPECT_EQ(agent(3).view()->assignments.at(partition(2)), before);
+  EXPECT_EQ(agent(3).view()->owner(partition(2)).kind, PartitionOwner::Kind::unavailable);
+}
+
+TEST_F(AgentTest, ADrainMovesEveryPartitionOffTheNodeAndAssignsItNothingNew) {
+  add(1);
+  add(2);
+  add(3);
+  step({1, 2, 3});
+  for (uint32_t p = 1; p <= 3; p++) ASSERT_TRUE(agent(1).request_partition(partition(p)).ok());
+  step({1, 2, 3});
+  ASSERT_EQ(agent(1).view()->assignments.at(partition(2)).node, 2u);
+  ASSERT_TRUE(agent(3).request_drain(2).ok());
+  step({1, 2, 3});
+  EXPECT_TRUE(agent(1).view()->is_draining(2));
+  ASSERT_EQ(agent(1).view()->moves.size(), 1u);
+  const Move move = agent(1).view()->moves.at(partition(2));
+  EXPECT_EQ(move.from, 2u);
+  EXPECT_NE(move.to, 2u);
+  // A partition created meanwhile goes elsewhere.
+  ASSERT_TRUE(agent(1).request_partition(partition(4)).ok());
+  step({1, 2, 3});
+  EXPECT_NE(agent(1).view()->assignments.at(partition(4)).node, 2u);
+  ASSERT_TRUE(*agent(move.to).report_move_ready(partition(2)));
+  step({1, 2, 3});
+  for (const auto& [key, assignment] : agent(2).view()->assignments) {
+    EXPECT_NE(assignment.node, 2u) << key.partition.value();
+  }
+  EXPECT_EQ(agent(2).view()->assignments.at(partition(2)).epoch, 2u);
+  EXPECT_TRUE(agent(2).view()->moves.empty());
+}
+
+// A controller paused past its lease (SIGSTOP) while another was elected cannot commit the
+// move it had planned: its guarded write is rejected.
+TEST_F(AgentTest, ADeposedControllerCannotCommitAMove) {
+  add(1);
+  add(2);
+  add(3);
+  step({1, 2, 3});
+  for (uint32_t p = 1; p <= 2; p++) ASSERT_TRUE(agent(1).request_partition(partition(p)).ok());
+  step({1, 2, 3});
+  const Assignment before = agent(1).view()->assignments.at(partition(2));
+  ASSERT_EQ(before.node, 2u);
+  ASSERT_TRUE(*agent(1).move_partition(partition(2), 3));
+  step({1, 2, 3});
+  ASSERT_TRUE(*agent(3).report_move_ready(partition(2)));
+  run_for(7, {2, 3});  // Node 1 paused: another leads and commits the move at epoch + 1.
+  ASSERT_TRUE(agent(2).is_controller() || agent(3).is_controller());
+  EXPECT_EQ(agent(2).view()->assignments.at(partition(2)).node, 3u);
+  EXPECT_EQ(agent(2).view()->assignments.at(partition(2)).epoch, before.epoch + 1);
+  // Resumed, node 1 still believes it leads, but what it writes is rejected.
+  ASSERT_TRUE(agent(1).is_controller());
+  EXPECT_FALSE(*agent(1).move_partition(partition(2), 1));
+  EXPECT_FALSE(agent(1).is_controller());
+  EXPECT_EQ(agent(1).controller_writes_rejected(), 1u);
+  step({1, 2, 3});
+  EXPECT_EQ(agent(1).view()->assignments.at(partition(2)).node, 3u);
 }
 
 TEST_F(AgentTest, UnreachableEtcdFailsTheStepAndKeepsTheView) {
