@@ -85,6 +85,9 @@ struct BrokerOptions {
   // alone (one node). Set (harkd's cluster mode): makes, from that log (the local copy) and
   // the last entry it holds, the journal shard 0 uses. Must outlive Broker::start.
   JournalFactory* journal = nullptr;
+  // Told of the extension records of the metadata journal (metadata_journal.h); optional,
+  // must outlive the broker.
+  JournalExtensions* extensions = nullptr;
   // Conditions registered before the shards start (Broker::register_condition); each must
   // outlive the broker.
   std::vector<std::pair<std::string, const Condition*>> conditions;

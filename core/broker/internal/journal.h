@@ -32,6 +32,10 @@ enum class RecordKind : uint8_t {
   // 3..., no gap), so the command is kept whole or not at all, and a node knows where its copy
   // stands against a shared journal: [u64 sequence][the command's framed records].
   entry = 11,
+  // Bytes the core keeps in an entry but never reads: an embedder's own state journaled in
+  // the same order as the catalog (harkd's users in a cluster, docs/cluster.md §Metadata).
+  // [the bytes]. Replaying one hands it to CatalogEdit::extensions.
+  extension = 12,
 };
 
 // Each appends one whole framed record to `out` (storage/record_file.h frames it).
@@ -54,6 +58,9 @@ void journal_group_created(std::vector<std::byte>& out, uint32_t stream, uint32_
                            uint32_t id, std::string_view name);
 void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_t topic,
                            uint32_t id);
+
+// Appends one framed extension record holding `bytes`.
+void journal_extension(std::vector<std::byte>& out, std::span<const std::byte> bytes);
 
 // Appends one framed entry record holding `records` (framed, none of them an entry).
 void journal_entry(std::vector<std::byte>& out, uint64_t sequence,
