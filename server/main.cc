@@ -32,6 +32,7 @@
 #include "hark/core/broker/blocking.h"
 #include "hark/core/broker/broker.h"
 #include "hark/io/socket.h"
+#include "hark/server/cluster/cluster_user_backend.h"
 #include "hark/server/cluster/coordination_thread.h"
 #include "hark/server/cluster/etcd_journal.h"
 #include "hark/server/config.h"
@@ -330,33 +331,92 @@ Result<InstanceLock> lock_instance(const ServerOptions& options, const io::Socke
   return lock;
 }
 
-// Opens <data>/users.log (creating root on the first start). Exit code on failure: 1 when
-// the file cannot be used, 2 when root keeps the default password on a public address.
+// False (logged) when root keeps the default password on a public address.
+bool root_password_ok(const ServerOptions& options, const io::SocketAddress& address,
+                      const UserStore& users) {
+  if (is_loopback(address) || options.allow_default_root_password ||
+      !users.root_password_is(default_root_password)) {
+    return true;
+  }
+  HARK_LOG_ERROR(
+      "refusing to listen on %s: the root user still has the default password "
+      "'iggy'. Set HARK_ROOT_PASSWORD before the first start (or change root's password), "
+      "listen on 127.0.0.1, or pass --allow-default-root-password true",
+      options.address.c_str());
+  return false;
+}
+
+// One node: <data>/users.log. Cluster mode: the metadata journal in etcd (docs/cluster.md
+// §Metadata), and a users.log left in the data directory is refused rather than ignored.
+Result<std::unique_ptr<UserBackend>> users_backend(const ServerOptions& options,
+                                                   cluster::ClusterUserBackend*& cluster_users) {
+  const std::string log_path = options.data_directory + "/users.log";
+  if (options.etcd_endpoints.empty()) {
+    HARK_TRY_ASSIGN(std::unique_ptr<JournalUserBackend> log, JournalUserBackend::open(log_path));
+    return std::unique_ptr<UserBackend>(std::move(log));
+  }
+  std::error_code error;
+  if (std::filesystem::exists(log_path, error)) {
+    HARK_LOG_ERROR(
+        "cluster mode keeps users in etcd, but %s holds users of this node alone (a single "
+        "node's, or an older harkd's): move it out of the data directory and start again, then "
+        "create those users through the cluster (docs/cluster.md §Metadata)",
+        log_path);
+    return Error::invalid_configuration;
+  }
+  auto backend = std::make_unique<cluster::ClusterUserBackend>();
+  cluster_users = backend.get();
+  return std::unique_ptr<UserBackend>(std::move(backend));
+}
+
+// Opens the users: <data>/users.log creating root on the first start, or in cluster mode the
+// journal's (root is bootstrapped once the journal runs: bootstrap_cluster_root). Exit code on
+// failure: 1 when they cannot be used, 2 for a bad configuration.
 Result<std::unique_ptr<UserStore>> open_users(const ServerOptions& options,
-                                              const io::SocketAddress& address, int& exit_code) {
+                                              const io::SocketAddress& address, int& exit_code,
+                                              cluster::ClusterUserBackend*& cluster_users) {
   exit_code = 1;
   const UserStore::Root root{.username = options.root_username, .password = options.root_password};
-  Result<std::unique_ptr<JournalUserBackend>> journal =
-      JournalUserBackend::open(options.data_directory + "/users.log");
+  Result<std::unique_ptr<UserBackend>> backend = users_backend(options, cluster_users);
+  const bool cluster = cluster_users != nullptr;
   Result<std::unique_ptr<UserStore>> users =
-      journal.ok() ? UserStore::open(std::move(journal).value(), root, SystemClock().realtime_now())
-                   : Result<std::unique_ptr<UserStore>>(journal.error());
+      backend.ok() ? UserStore::open(std::move(backend).value(),
+                                     cluster ? std::nullopt : std::optional(root),
+                                     SystemClock().realtime_now())
+                   : Result<std::unique_ptr<UserStore>>(backend.error());
   if (!users.ok()) {
-    HARK_LOG_ERROR("cannot open the users log in %s: %s (see the log above)",
+    HARK_LOG_ERROR("cannot open the users in %s: %s (see the log above)",
                    options.data_directory.c_str(), std::string(error_name(users.error())).c_str());
+    if (users.error() == Error::invalid_configuration) exit_code = 2;
     return users.error();
   }
-  if (!is_loopback(address) && !options.allow_default_root_password &&
-      (*users)->root_password_is(default_root_password)) {
-    HARK_LOG_ERROR(
-        "refusing to listen on %s: the root user still has the default password "
-        "'iggy'. Set HARK_ROOT_PASSWORD before the first start (or change root's password), "
-        "listen on 127.0.0.1, or pass --allow-default-root-password true",
-        options.address.c_str());
+  if (!cluster && !root_password_ok(options, address, **users)) {
     exit_code = 2;
     return Error::invalid_configuration;
   }
   return users;
+}
+
+// Cluster mode, once the coordination thread runs: creates root once per cluster (through the
+// journal, so a node that finds another's root creates none), retrying while etcd does not
+// answer, for up to a minute. False (logged) if that fails or root's password is refused.
+bool bootstrap_cluster_root(const ServerOptions& options, UserStore& users) {
+  const UserStore::Root root{.username = options.root_username, .password = options.root_password};
+  const Instant deadline = SystemClock::instance().monotonic_now() + std::chrono::minutes(1);
+  Status status = users.bootstrap_root(root, SystemClock().realtime_now());
+  // A backoff between attempts while etcd is away, not a wait on a signal: nothing to wait on.
+  while (!status.ok() && status.error() == Error::feature_unavailable &&
+         SystemClock::instance().monotonic_now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    status = users.bootstrap_root(root, SystemClock().realtime_now());
+  }
+  if (!status.ok()) {
+    HARK_LOG_ERROR("cluster: cannot find or create the root user: %s (see the log above)",
+                   std::string(error_name(status.error())));
+    return false;
+  }
+  const Result<io::SocketAddress> address = io::parse_address(options.address);
+  return !address.ok() || root_password_ok(options, *address, users);
 }
 
 // The TLS context when tcp.tls.enabled, else null; a file that is missing, unreadable, not
@@ -445,12 +505,15 @@ bool cluster_identity_ok(const ServerOptions& options) {
   return false;
 }
 
-// Announces the listeners, serves until a stop signal, then stops in order: the metrics
-// listener (a scrape waits for the broker), the cluster membership (it leaves before the
-// shards go), the logins, the broker.
-void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_signals,
-                         int metrics_listener, const std::string& metrics_bound, Server& server,
-                         cluster::JournalLink& journal, std::unique_ptr<core::Broker>& broker) {
+// Starts the cluster membership (cluster mode: bootstraps root through it), announces the
+// listeners, serves until a stop signal, then stops in order: the metrics listener (a scrape
+// waits for the broker), the cluster membership (it leaves before the shards go), the logins,
+// the broker. Returns harkd's exit status: 0, or 2 when a cluster's root could not be
+// bootstrapped or keeps the default password on a public address.
+int serve_until_stopped(const ServerOptions& options, const sigset_t& stop_signals,
+                        int metrics_listener, const std::string& metrics_bound, Server& server,
+                        cluster::JournalLink& journal, std::unique_ptr<core::Broker>& broker,
+                        UserStore* cluster_users) {
   cluster::BrokerEntrySink entries(*broker);
   Scrapes scrapes(*broker, server, options);
   std::unique_ptr<MetricsServer> metrics;
@@ -458,10 +521,13 @@ void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_sign
     metrics =
         std::make_unique<MetricsServer>(metrics_listener, options.metrics_request_timeout, scrapes);
   }
-  announce(options, options.bound_address, metrics ? metrics_bound : "");
   std::unique_ptr<cluster::CoordinationThread> coordination =
       start_coordination(options, server, journal, entries);
-  const int signal_number = wait_for_stop(stop_signals, options.stats_interval, *broker, server);
+  // Ready once users can log in: a cluster's root exists here (docs/cluster.md §Metadata).
+  const bool root_ok = cluster_users == nullptr || bootstrap_cluster_root(options, *cluster_users);
+  if (root_ok) announce(options, options.bound_address, metrics ? metrics_bound : "");
+  const int signal_number =
+      root_ok ? wait_for_stop(stop_signals, options.stats_interval, *broker, server) : SIGTERM;
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));
   metrics.reset();
   if (coordination) coordination->stop();
@@ -470,6 +536,7 @@ void serve_until_stopped(const ServerOptions& options, const sigset_t& stop_sign
   broker.reset();
   HARK_LOG_INFO("stopped");
   log::flush();
+  return root_ok ? 0 : 2;
 }
 
 // The sockets harkd serves on: a client listener per shard, the metrics listener (-1: off) and
@@ -533,7 +600,9 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   if (const int code = plan_open_files(options, files); code != 0) return code;
   log_open_files(options, files);
   int users_exit = 0;
-  Result<std::unique_ptr<UserStore>> users = open_users(options, *address, users_exit);
+  cluster::ClusterUserBackend* cluster_users = nullptr;
+  Result<std::unique_ptr<UserStore>> users =
+      open_users(options, *address, users_exit, cluster_users);
   if (!users.ok()) {
     log::flush();
     return users_exit;
@@ -556,12 +625,14 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   // an EtcdJournal over `journal`, which the coordination thread serves.
   cluster::JournalLink journal;
   cluster::EtcdJournalFactory journal_factory(journal);
+  UserStore* const user_store = users->get();
   Server server(bound_options, std::move(sockets->listeners), std::move(users).value(),
                 std::move(tls).value(), std::move(sockets->links));
   core::BrokerOptions broker_settings = broker_options(options);
   broker_settings.hooks = &server;
   broker_settings.partitions_max = files.partitions_max;
   if (!options.etcd_endpoints.empty()) broker_settings.journal = &journal_factory;
+  broker_settings.extensions = cluster_users;  // Users in the journal (cluster mode).
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
   if (!broker.ok()) {
     HARK_LOG_ERROR("the broker did not start: %s (see the log above)",
@@ -569,9 +640,10 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
     log::flush();
     return 1;
   }
-  serve_until_stopped(bound_options, stop_signals, sockets->metrics_listener,
-                      sockets->metrics_bound, server, journal, *broker);
-  return 0;
+  if (cluster_users != nullptr) cluster_users->attach(**broker);
+  return serve_until_stopped(bound_options, stop_signals, sockets->metrics_listener,
+                             sockets->metrics_bound, server, journal, *broker,
+                             cluster_users != nullptr ? user_store : nullptr);
 }
 
 }  // namespace

@@ -168,10 +168,14 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
     if (condition == nullptr) return Error::invalid_configuration;
     HARK_TRY(broker->register_condition(name, *condition));
   }
+  std::vector<std::vector<std::byte>> extensions;
   HARK_TRY_ASSIGN(
       broker->metadata_log_,
       internal::MetadataLog::open(options.data_directory + "/metadata.log", broker->ownership_,
-                                  SystemClock::instance(), broker->initial_catalog_));
+                                  SystemClock::instance(), broker->initial_catalog_, extensions));
+  if (options.extensions != nullptr) {
+    for (const auto& record : extensions) options.extensions->applied(record);
+  }
   if (options.journal != nullptr) {
     broker->shared_journal_ =
         options.journal->make(*broker->metadata_log_, broker->initial_catalog_->sequence);

@@ -90,6 +90,9 @@ struct BrokerOptions {
   // cluster node): only those the embedder names with Broker::host; the others are metadata
   // only, and a request that reaches one here fails with shard_communication_error (11001).
   bool hosted_only = false;
+  // Told of the extension records of the metadata journal (metadata_journal.h); optional,
+  // must outlive the broker.
+  JournalExtensions* extensions = nullptr;
   // Conditions registered before the shards start (Broker::register_condition); each must
   // outlive the broker.
   std::vector<std::pair<std::string, const Condition*>> conditions;

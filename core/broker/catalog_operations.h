@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,6 +123,19 @@ class ApplyJournalEntry : public MetadataCommand {
  private:
   Status apply(internal::CatalogEdit& edit) override;
   uint64_t journaled_sequence() const override { return sequence; }
+};
+
+// Journals an embedder's record as one entry of the metadata journal, ordered with the
+// catalog's entries, and hands it to BrokerOptions::extensions on every node that applies it
+// (metadata_journal.h). `build` runs on shard 0 right before the entry is journaled, after
+// every entry before it was applied (so again after another node took the entry's number);
+// its error fails the command with nothing journaled.
+class JournalExtension : public MetadataCommand {
+ public:
+  std::function<Result<std::vector<std::byte>>()> build;
+
+ private:
+  Status apply(internal::CatalogEdit& edit) override;
 };
 
 // Reads of the catalog: answered on the home shard from its view.

@@ -66,6 +66,19 @@ class MetadataJournal {
   virtual Status append_undo(std::span<const std::byte> records) = 0;
 };
 
+// Told of every extension record an entry holds (bytes the core journals for an embedder but
+// never reads: JournalExtension, BrokerOptions::extensions), in journal order: at
+// Broker::start for those metadata.log holds (on the thread calling start, before any shard
+// runs), then on shard 0 for each entry this node journals or adopts, once the entry is
+// durable and before the command that wrote it is answered. Must not block.
+class JournalExtensions {
+ public:
+  virtual void applied(std::span<const std::byte> record) = 0;
+
+ protected:
+  ~JournalExtensions() = default;
+};
+
 // Makes the journal a broker uses around its local metadata.log (BrokerOptions::journal).
 class JournalFactory {
  public:

@@ -120,6 +120,14 @@ Status ApplyJournalEntry::apply(internal::CatalogEdit& edit) {
   return ok_status();
 }
 
+Status JournalExtension::apply(internal::CatalogEdit& edit) {
+  HARK_ASSERT(build);
+  HARK_TRY_ASSIGN(std::vector<std::byte> record, build());
+  internal::journal_extension(edit.journal, record);
+  edit.extensions.push_back(std::move(record));
+  return ok_status();
+}
+
 Status CreateStream::apply(internal::CatalogEdit& edit) {
   HARK_TRY(check_name(name, Error::invalid_stream_name));
   if (edit.catalog().stream(*NameOrId::name(name)).ok()) {

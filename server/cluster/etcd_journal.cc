@@ -35,17 +35,35 @@ void JournalLink::wake() {
 void JournalLink::push(Append append) {
   {
     std::lock_guard lock(mutex_);
-    work_.appends.push_back(std::move(append));
+    if (!closed_) {
+      work_.appends.push_back(std::move(append));
+      append.done = nullptr;
+    }
+  }
+  if (append.done != nullptr) {  // Closed: nobody would ever take it.
+    answer(*append.reactor, *append.done, {.status = Error::feature_unavailable});
+    return;
   }
   wake();
 }
 
 void JournalLink::push(Wait wait) {
+  bool closed = false;
   {
     std::lock_guard lock(mutex_);
-    work_.waits.push_back(wait);
+    closed = closed_;
+    if (!closed) work_.waits.push_back(wait);
+  }
+  if (closed) {
+    answer(*wait.reactor, *wait.done, {});
+    return;
   }
   wake();
+}
+
+void JournalLink::close() {
+  std::lock_guard lock(mutex_);
+  closed_ = true;
 }
 
 void JournalLink::applied(uint64_t sequence) {
@@ -205,6 +223,7 @@ void MetadataSync::step(Coordinator& etcd, NodeAgent& agent, Instant now, bool s
 }
 
 void MetadataSync::stop() {
+  link_.close();
   JournalLink::Work work = link_.take();
   for (JournalLink::Append& append : work.appends) {
     JournalLink::answer(*append.reactor, *append.done, {.status = Error::feature_unavailable});

@@ -70,6 +70,10 @@ class JournalLink {
   void applied(uint64_t sequence);
   // The coordination thread.
   Work take();
+  // The coordination thread, leaving: later pushes are answered at once (appends refused
+  // with feature_unavailable, waits as they are), so nothing waits on a thread that is gone
+  // (a user command's AuthPool thread at shutdown).
+  void close();
   // Appends and waits not taken yet (tests: a command has reached the link).
   size_t pending() const;
   // Posts `result` to `done` on `reactor`'s shard (its Inbox).
@@ -82,6 +86,7 @@ class JournalLink {
   Work work_;
   uint64_t start_ = 0;
   Waker* waker_ = nullptr;
+  bool closed_ = false;
 };
 
 class EtcdJournal final : public core::MetadataJournal, private core::JournalDone {

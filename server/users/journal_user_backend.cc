@@ -3,8 +3,7 @@
 #include <utility>
 #include <vector>
 
-#include "hark/protocol/reader.h"
-#include "hark/protocol/writer.h"
+#include "hark/server/users/user_codec.h"
 
 namespace hark::server {
 namespace {
@@ -12,107 +11,10 @@ namespace {
 constexpr std::string_view magic = "HARKUSER";
 constexpr uint32_t format_version = 1;
 
-// Record kinds of users.log (docs/storage-format.md §Users log), one per UserChange.
-enum class UserRecordKind : uint8_t {
-  user_put = 1,
-  user_deleted = 2,
-  token_put = 3,
-  token_deleted = 4,
-};
-
-void put_text(protocol::Writer& writer, std::string_view text) {
-  writer.u32(static_cast<uint32_t>(text.size()));
-  writer.chars(text);
-}
-
-Result<std::string> take_text(protocol::Reader& reader) {
-  HARK_TRY_ASSIGN(const uint32_t size, reader.u32());
-  HARK_TRY_ASSIGN(const auto bytes, reader.bytes(size));
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-}
-
-void encode(protocol::Writer& writer, const UserPut& put) {
-  const UserRecord& user = put.user;
-  writer.u8(static_cast<uint8_t>(UserRecordKind::user_put));
-  writer.u32(user.id);
-  writer.u64(user.created_at);
-  writer.u8(user.status);
-  put_text(writer, user.username);
-  put_text(writer, user.password_hash);
-  writer.u8(user.permissions ? 1 : 0);
-  if (user.permissions) protocol::write_permissions(writer, *user.permissions);
-}
-
-void encode(protocol::Writer& writer, const UserDeleted& deleted) {
-  writer.u8(static_cast<uint8_t>(UserRecordKind::user_deleted));
-  writer.u32(deleted.id);
-}
-
-void encode(protocol::Writer& writer, const TokenPut& put) {
-  writer.u8(static_cast<uint8_t>(UserRecordKind::token_put));
-  writer.u32(put.user_id);
-  put_text(writer, put.token.name);
-  put_text(writer, put.token.lookup);
-  put_text(writer, put.token.hash);
-  writer.u64(put.token.expiry_at);
-}
-
-void encode(protocol::Writer& writer, const TokenDeleted& deleted) {
-  writer.u8(static_cast<uint8_t>(UserRecordKind::token_deleted));
-  writer.u32(deleted.user_id);
-  put_text(writer, deleted.name);
-}
-
-Result<UserChange> decode_user_put(protocol::Reader& reader) {
-  UserPut put;
-  UserRecord& user = put.user;
-  HARK_TRY_ASSIGN(user.id, reader.u32());
-  HARK_TRY_ASSIGN(user.created_at, reader.u64());
-  HARK_TRY_ASSIGN(user.status, reader.u8());
-  HARK_TRY_ASSIGN(user.username, take_text(reader));
-  HARK_TRY_ASSIGN(user.password_hash, take_text(reader));
-  HARK_TRY_ASSIGN(const uint8_t has_permissions, reader.u8());
-  if (has_permissions != 0) {
-    HARK_TRY_ASSIGN(user.permissions, protocol::read_permissions(reader));
-  }
-  return UserChange(std::move(put));
-}
-
-Result<UserChange> decode_token_put(protocol::Reader& reader) {
-  TokenPut put;
-  HARK_TRY_ASSIGN(put.user_id, reader.u32());
-  HARK_TRY_ASSIGN(put.token.name, take_text(reader));
-  HARK_TRY_ASSIGN(put.token.lookup, take_text(reader));
-  HARK_TRY_ASSIGN(put.token.hash, take_text(reader));
-  HARK_TRY_ASSIGN(put.token.expiry_at, reader.u64());
-  return UserChange(std::move(put));
-}
-
-Result<UserChange> decode(protocol::Reader& reader) {
-  HARK_TRY_ASSIGN(const uint8_t kind, reader.u8());
-  switch (static_cast<UserRecordKind>(kind)) {
-    case UserRecordKind::user_put: return decode_user_put(reader);
-    case UserRecordKind::user_deleted: {
-      HARK_TRY_ASSIGN(const uint32_t id, reader.u32());
-      return UserChange(UserDeleted{.id = id});
-    }
-    case UserRecordKind::token_put: return decode_token_put(reader);
-    case UserRecordKind::token_deleted: {
-      TokenDeleted deleted;
-      HARK_TRY_ASSIGN(deleted.user_id, reader.u32());
-      HARK_TRY_ASSIGN(deleted.name, take_text(reader));
-      return UserChange(std::move(deleted));
-    }
-  }
-  return Error::state_file_corrupted;
-}
-
 // A record that does not decode whole, or does not apply, is damage.
 Status replay_one(std::span<const std::byte> payload, UserTable& table) {
-  protocol::Reader reader(payload);
-  const Result<UserChange> change = decode(reader);
-  if (!change.ok() || !reader.empty()) return Error::state_file_corrupted;
-  if (!apply_change(table, *change).ok()) return Error::state_file_corrupted;
+  const Result<UserChange> change = decode_change(payload);
+  if (!change.ok() || !apply_change(table, *change).ok()) return Error::state_file_corrupted;
   return ok_status();
 }
 
@@ -133,18 +35,21 @@ Result<std::unique_ptr<JournalUserBackend>> JournalUserBackend::open(const std::
       new JournalUserBackend(std::move(file), std::move(table), path));
 }
 
-Result<Ref<UserTable>> JournalUserBackend::load() {
+Result<Ref<UserTable>> JournalUserBackend::load(UserPublisher& publisher) {
   if (!replayed_) return Error::error;  // Loaded once, by UserStore::open.
+  publisher_ = &publisher;
   return std::exchange(replayed_, nullptr);
 }
 
-Status JournalUserBackend::persist(const UserChange& change) {
+Result<UserBackend::Persisted> JournalUserBackend::persist(const UserChange& change,
+                                                           uint64_t /*base_version*/) {
   std::vector<std::byte> records;
   const size_t start = storage::begin_record(records);
-  protocol::Writer writer(records);
-  std::visit([&writer](const auto& one) { encode(writer, one); }, change);
+  encode_change(records, change);
   storage::finish_record(records, start);
-  return file_.append_now(records);
+  HARK_TRY(file_.append_now(records));
+  publisher_->publish(change);
+  return Persisted::stored;
 }
 
 }  // namespace hark::server

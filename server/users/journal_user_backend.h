@@ -20,8 +20,8 @@ class JournalUserBackend final : public UserBackend {
   // apply (deletes an unknown user, names an unknown user's token).
   static Result<std::unique_ptr<JournalUserBackend>> open(const std::string& path);
 
-  Result<Ref<UserTable>> load() override;
-  Status persist(const UserChange& change) override;
+  Result<Ref<UserTable>> load(UserPublisher& publisher) override;
+  Result<Persisted> persist(const UserChange& change, uint64_t base_version) override;
   std::string where() const override { return path_; }
 
  private:
@@ -29,6 +29,7 @@ class JournalUserBackend final : public UserBackend {
 
   storage::RecordFile file_;
   Ref<UserTable> replayed_;  // What open() read; handed over by load().
+  UserPublisher* publisher_ = nullptr;
   const std::string path_;
 };
 

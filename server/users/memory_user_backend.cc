@@ -8,17 +8,22 @@ MemoryUserBackend::MemoryUserBackend(const UserTable& initial) : stored_(initial
   stored_.version = 0;
 }
 
-Result<Ref<UserTable>> MemoryUserBackend::load() {
+Result<Ref<UserTable>> MemoryUserBackend::load(UserPublisher& publisher) {
   std::lock_guard lock(mutex_);
+  publisher_ = &publisher;
   return make_ref<UserTable>(stored_);
 }
 
-Status MemoryUserBackend::persist(const UserChange& change) {
-  std::lock_guard lock(mutex_);
-  if (fail_next_) return std::exchange(fail_next_, std::nullopt).value();
-  HARK_TRY(apply_change(stored_, change));
-  changes_.push_back(change);
-  return ok_status();
+Result<UserBackend::Persisted> MemoryUserBackend::persist(const UserChange& change,
+                                                          uint64_t /*base_version*/) {
+  {
+    std::lock_guard lock(mutex_);
+    if (fail_next_) return std::exchange(fail_next_, std::nullopt).value();
+    HARK_TRY(apply_change(stored_, change));
+    changes_.push_back(change);
+  }
+  publisher_->publish(change);
+  return Persisted::stored;
 }
 
 UserTable MemoryUserBackend::table() const {

@@ -20,8 +20,8 @@ class MemoryUserBackend final : public UserBackend {
   // `initial`: the users to start from (say, another backend's table()); none by default.
   explicit MemoryUserBackend(const UserTable& initial = UserTable());
 
-  Result<Ref<UserTable>> load() override;
-  Status persist(const UserChange& change) override;
+  Result<Ref<UserTable>> load(UserPublisher& publisher) override;
+  Result<Persisted> persist(const UserChange& change, uint64_t base_version) override;
   std::string where() const override { return "memory"; }
 
   // What is stored now (version 0), a copy.
@@ -36,6 +36,7 @@ class MemoryUserBackend final : public UserBackend {
   UserTable stored_;
   std::vector<UserChange> changes_;
   std::optional<Error> fail_next_;
+  UserPublisher* publisher_ = nullptr;
 };
 
 }  // namespace hark::server

@@ -92,27 +92,40 @@ Status UserStore::check_status(uint8_t status) {
   return ok_status();
 }
 
-UserStore::UserStore(std::unique_ptr<UserBackend> backend, Ref<const UserTable> table,
-                     std::string dummy_hash)
-    : backend_(std::move(backend)), table_(std::move(table)), dummy_hash_(std::move(dummy_hash)) {
-  version_.store(table_->version, std::memory_order_release);
-}
+UserStore::UserStore(std::unique_ptr<UserBackend> backend, std::string dummy_hash)
+    : backend_(std::move(backend)),
+      table_(make_ref<UserTable>()),
+      dummy_hash_(std::move(dummy_hash)) {}
 
 Result<std::unique_ptr<UserStore>> UserStore::open(std::unique_ptr<UserBackend> backend,
-                                                   const Root& root, UnixMicros now) {
-  HARK_TRY_ASSIGN(Ref<UserTable> table, backend->load());
-  const bool empty = table->users.empty() && table->next_id == 0;
+                                                   std::optional<Root> root, UnixMicros now) {
   HARK_TRY_ASSIGN(const std::string dummy_secret, random_token());
   HARK_TRY_ASSIGN(std::string dummy_hash, hash_secret(dummy_secret));
-  std::unique_ptr<UserStore> store(
-      new UserStore(std::move(backend), std::move(table), std::move(dummy_hash)));
-  if (empty) {
-    HARK_TRY(store->create_user(root.username, root.password, user_status_active,
-                                root_permissions(), now));
-    HARK_LOG_INFO("users: created the root user '%s' (id %u)", root.username, root_user_id);
+  std::unique_ptr<UserStore> store(new UserStore(std::move(backend), std::move(dummy_hash)));
+  UserPublisher& publisher = *store;
+  HARK_TRY_ASSIGN(Ref<const UserTable> table, store->backend_->load(publisher));
+  {
+    std::lock_guard lock(store->snapshot_mutex_);
+    store->table_ = std::move(table);
+    store->version_.store(store->table_->version, std::memory_order_release);
   }
+  if (root) HARK_TRY(store->bootstrap_root(*root, now));
   HARK_LOG_INFO("users: %u users in %s", store->snapshot()->users.size(), store->backend_->where());
   return store;
+}
+
+Status UserStore::bootstrap_root(const Root& root, UnixMicros now) {
+  if (!snapshot()->users.empty()) return ok_status();
+  const Result<UserRecord> created =
+      create_user(root.username, root.password, user_status_active, root_permissions(), now,
+                  /*only_first=*/true);
+  if (created.ok()) {
+    HARK_LOG_INFO("users: created the root user '%s' (id %u)", root.username, created->id);
+    return ok_status();
+  }
+  // A shared backend: another node's root was published first.
+  if (created.error() == Error::user_already_exists) return ok_status();
+  return created.error();
 }
 
 Ref<const UserTable> UserStore::snapshot() const {
@@ -120,52 +133,78 @@ Ref<const UserTable> UserStore::snapshot() const {
   return table_;
 }
 
-Status UserStore::commit(const UserTable& base, const UserChange& change) {
-  Ref<UserTable> next = copy_of(base);
-  HARK_TRY(apply_change(*next, change));
-  HARK_TRY(backend_->persist(change));  // Durable before anyone sees it.
+void UserStore::publish(const UserChange& change) {
+  // Publishers are one at a time (UserPublisher), so the table read here is the newest.
+  Ref<UserTable> next = copy_of(*snapshot());
+  const Status applied = apply_change(*next, change);
+  if (!applied.ok()) {
+    // mutate() checks every change against the table it applies to; only damage gets here.
+    HARK_LOG_ERROR("users: a stored change does not apply (%s); ignored",
+                   std::string(error_name(applied.error())));
+    return;
+  }
   const uint64_t version = next->version;
   {
     std::lock_guard lock(snapshot_mutex_);
     table_ = std::move(next);
   }
   version_.store(version, std::memory_order_release);
-  return ok_status();
+}
+
+Status UserStore::mutate(const Plan& plan) {
+  std::lock_guard lock(write_mutex_);
+  for (int attempt = 0; attempt < plan_attempts_max; attempt++) {
+    const Ref<const UserTable> base = snapshot();
+    HARK_TRY_ASSIGN(const UserChange change, plan(*base));
+    HARK_TRY(apply_change(*copy_of(*base), change));  // Checked before it is stored.
+    HARK_TRY_ASSIGN(const UserBackend::Persisted persisted,
+                    backend_->persist(change, base->version));
+    if (persisted == UserBackend::Persisted::stored) return ok_status();
+  }
+  HARK_LOG_WARN("users: a change was refused: other nodes' changes came first %d times in a row",
+                plan_attempts_max);
+  return Error::feature_unavailable;
 }
 
 Result<UserRecord> UserStore::create_user(std::string_view username, std::string_view password,
                                           uint8_t status,
                                           std::optional<protocol::Permissions> permissions,
-                                          UnixMicros now) {
+                                          UnixMicros now, bool only_first) {
   HARK_TRY(check_username(username));
   HARK_TRY(check_password(password));
   HARK_TRY(check_status(status));
-  HARK_TRY_ASSIGN(std::string hash, hash_secret(password));  // Before the lock: slow.
-  std::lock_guard lock(write_mutex_);
-  const Ref<const UserTable> base = snapshot();
-  if (base->find_name(username) != nullptr) return Error::user_already_exists;
-  if (base->users.size() >= users_max || base->next_id == UINT32_MAX) {
-    return Error::users_limit_reached;
-  }
-  const UserPut put{.user = {.id = base->next_id,
-                             .created_at = now,
-                             .status = status,
-                             .username = std::string(username),
-                             .password_hash = std::move(hash),
-                             .permissions = std::move(permissions),
-                             .tokens = {}}};
-  HARK_TRY(commit(*base, put));
-  return put.user;
+  HARK_TRY_ASSIGN(const std::string hash, hash_secret(password));  // Before the lock: slow.
+  UserRecord created;
+  const Status mutated = mutate([&](const UserTable& base) -> Result<UserChange> {
+    if (base.find_name(username) != nullptr) return Error::user_already_exists;
+    if (only_first && !base.users.empty()) return Error::user_already_exists;
+    if (base.users.size() >= users_max || base.next_id == UINT32_MAX) {
+      return Error::users_limit_reached;
+    }
+    created = UserRecord{.id = base.next_id,
+                         .created_at = now,
+                         .status = status,
+                         .username = std::string(username),
+                         .password_hash = hash,
+                         .permissions = permissions,
+                         .tokens = {}};
+    return UserChange(UserPut{.user = created});
+  });
+  if (!mutated.ok()) return mutated.error();
+  return created;
 }
 
 Result<UserRecord> UserStore::delete_user(const protocol::Identifier& id) {
-  std::lock_guard lock(write_mutex_);
-  const Ref<const UserTable> base = snapshot();
-  const UserRecord* const found = base->find(id);
-  if (found == nullptr) return Error::resource_not_found;
-  if (found->id == root_user_id) return Error::cannot_delete_user;
-  HARK_TRY(commit(*base, UserDeleted{.id = found->id}));
-  return *found;  // `base` still holds it.
+  UserRecord deleted;
+  const Status mutated = mutate([&](const UserTable& base) -> Result<UserChange> {
+    const UserRecord* const found = base.find(id);
+    if (found == nullptr) return Error::resource_not_found;
+    if (found->id == root_user_id) return Error::cannot_delete_user;
+    deleted = *found;
+    return UserChange(UserDeleted{.id = found->id});
+  });
+  if (!mutated.ok()) return mutated.error();
+  return deleted;
 }
 
 Result<UserRecord> UserStore::update_user(uint32_t actor, const protocol::Identifier& id,
@@ -173,31 +212,33 @@ Result<UserRecord> UserStore::update_user(uint32_t actor, const protocol::Identi
                                           std::optional<uint8_t> status) {
   if (username) HARK_TRY(check_username(*username));
   if (status) HARK_TRY(check_status(*status));
-  std::lock_guard lock(write_mutex_);
-  const Ref<const UserTable> base = snapshot();
-  const UserRecord* const found = base->find(id);
-  if (found == nullptr) return Error::resource_not_found;
-  HARK_TRY(guard_root(actor, *found));
-  if (username && *username != found->username && base->find_name(*username) != nullptr) {
-    return Error::user_already_exists;
-  }
-  UserPut put{.user = *found};
-  if (username) put.user.username = std::move(*username);
-  if (status) put.user.status = *status;
-  HARK_TRY(commit(*base, put));
-  return put.user;
+  UserRecord updated;
+  const Status mutated = mutate([&](const UserTable& base) -> Result<UserChange> {
+    const UserRecord* const found = base.find(id);
+    if (found == nullptr) return Error::resource_not_found;
+    HARK_TRY(guard_root(actor, *found));
+    if (username && *username != found->username && base.find_name(*username) != nullptr) {
+      return Error::user_already_exists;
+    }
+    updated = *found;
+    if (username) updated.username = *username;
+    if (status) updated.status = *status;
+    return UserChange(UserPut{.user = updated});
+  });
+  if (!mutated.ok()) return mutated.error();
+  return updated;
 }
 
 Status UserStore::update_permissions(uint32_t actor, const protocol::Identifier& id,
                                      std::optional<protocol::Permissions> permissions) {
-  std::lock_guard lock(write_mutex_);
-  const Ref<const UserTable> base = snapshot();
-  const UserRecord* const found = base->find(id);
-  if (found == nullptr) return Error::resource_not_found;
-  HARK_TRY(guard_permissions(actor, *found));
-  UserPut put{.user = *found};
-  put.user.permissions = std::move(permissions);
-  return commit(*base, put);
+  return mutate([&](const UserTable& base) -> Result<UserChange> {
+    const UserRecord* const found = base.find(id);
+    if (found == nullptr) return Error::resource_not_found;
+    HARK_TRY(guard_permissions(actor, *found));
+    UserPut put{.user = *found};
+    put.user.permissions = permissions;
+    return UserChange(std::move(put));
+  });
 }
 
 Status UserStore::change_password(uint32_t actor, const protocol::Identifier& id,
@@ -214,16 +255,16 @@ Status UserStore::change_password(uint32_t actor, const protocol::Identifier& id
     user_id = found->id;
   }
   if (!verify_secret(current, current_hash)) return Error::invalid_credentials;
-  HARK_TRY_ASSIGN(std::string hash, hash_secret(next_password));
-  std::lock_guard lock(write_mutex_);
-  const Ref<const UserTable> base = snapshot();
-  const UserRecord* const found = base->find(user_id);
-  if (found == nullptr) return Error::resource_not_found;
-  // Changed meanwhile by another request: the current password checked is no longer current.
-  if (found->password_hash != current_hash) return Error::invalid_credentials;
-  UserPut put{.user = *found};
-  put.user.password_hash = std::move(hash);
-  return commit(*base, put);
+  HARK_TRY_ASSIGN(const std::string hash, hash_secret(next_password));
+  return mutate([&](const UserTable& base) -> Result<UserChange> {
+    const UserRecord* const found = base.find(user_id);
+    if (found == nullptr) return Error::resource_not_found;
+    // Changed meanwhile by another request: the current password checked is no longer current.
+    if (found->password_hash != current_hash) return Error::invalid_credentials;
+    UserPut put{.user = *found};
+    put.user.password_hash = hash;
+    return UserChange(std::move(put));
+  });
 }
 
 Result<std::string> UserStore::create_token(uint32_t user_id, std::string_view name,
@@ -231,28 +272,28 @@ Result<std::string> UserStore::create_token(uint32_t user_id, std::string_view n
                                             uint32_t tokens_max) {
   HARK_TRY(check_token_name(name));
   HARK_TRY_ASSIGN(std::string token, random_token());
-  HARK_TRY_ASSIGN(std::string hash, hash_secret(token));
-  std::lock_guard lock(write_mutex_);
-  const Ref<const UserTable> base = snapshot();
-  const UserRecord* const found = base->find(user_id);
-  if (found == nullptr) return Error::resource_not_found;
-  if (found->tokens.size() >= tokens_max) return Error::personal_access_tokens_limit_reached;
-  if (has_token(*found, name)) return Error::personal_access_token_already_exists;
-  const TokenPut put{.user_id = user_id,
-                     .token = {.name = std::string(name),
-                               .lookup = token.substr(0, token_lookup_chars),
-                               .hash = std::move(hash),
-                               .expiry_at = expiry_at(expiry_us, now)}};
-  HARK_TRY(commit(*base, put));
+  HARK_TRY_ASSIGN(const std::string hash, hash_secret(token));
+  const Status mutated = mutate([&](const UserTable& base) -> Result<UserChange> {
+    const UserRecord* const found = base.find(user_id);
+    if (found == nullptr) return Error::resource_not_found;
+    if (found->tokens.size() >= tokens_max) return Error::personal_access_tokens_limit_reached;
+    if (has_token(*found, name)) return Error::personal_access_token_already_exists;
+    return UserChange(TokenPut{.user_id = user_id,
+                               .token = {.name = std::string(name),
+                                         .lookup = token.substr(0, token_lookup_chars),
+                                         .hash = hash,
+                                         .expiry_at = expiry_at(expiry_us, now)}});
+  });
+  if (!mutated.ok()) return mutated.error();
   return token;
 }
 
 Status UserStore::delete_token(uint32_t user_id, std::string_view name) {
-  std::lock_guard lock(write_mutex_);
-  const Ref<const UserTable> base = snapshot();
-  const UserRecord* const found = base->find(user_id);
-  if (found == nullptr || !has_token(*found, name)) return Error::resource_not_found;
-  return commit(*base, TokenDeleted{.user_id = user_id, .name = std::string(name)});
+  return mutate([&](const UserTable& base) -> Result<UserChange> {
+    const UserRecord* const found = base.find(user_id);
+    if (found == nullptr || !has_token(*found, name)) return Error::resource_not_found;
+    return UserChange(TokenDeleted{.user_id = user_id, .name = std::string(name)});
+  });
 }
 
 Result<uint32_t> UserStore::login(std::string_view username, std::string_view password) const {

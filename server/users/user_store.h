@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,23 +28,28 @@ namespace hark::server {
 // Thread-safety: mutations and logins (slow hashes, the backend's blocking persist) run on
 // AuthPool threads, one mutation at a time (write lock); readers on any thread take a
 // snapshot (a Ref copied under a short lock) and check version() to know when to refresh.
-// Control plane.
-class UserStore {
+// The backend publishes every change (UserPublisher), one at a time. Control plane.
+class UserStore final : private UserPublisher {
  public:
   struct Root {
     std::string username = "iggy";
     std::string password = "iggy";
   };
 
-  // Loads the users from `backend`; with no user at all, creates the root user (id 0, every
-  // permission) from `root`. Blocking: at start only. Errors: the backend's, hashing errors.
+  // Loads the users from `backend`, then bootstrap_root(`root`) (one node, tests). A cluster
+  // passes no root and bootstraps once its journal runs. Blocking: at start only. Errors:
+  // the backend's, hashing errors.
   static Result<std::unique_ptr<UserStore>> open(std::unique_ptr<UserBackend> backend,
-                                                 const Root& root, UnixMicros now);
+                                                 std::optional<Root> root, UnixMicros now);
+  // Creates the root user (id 0, every permission) from `root` unless some user exists. Once
+  // per cluster: on a shared backend a node that finds another's root first creates none.
+  // Blocking. Errors: as create_user, the backend's.
+  Status bootstrap_root(const Root& root, UnixMicros now);
   UserStore(const UserStore&) = delete;
   UserStore& operator=(const UserStore&) = delete;
 
   Ref<const UserTable> snapshot() const;
-  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
 
   // Each blocks (hash, the backend's persist): call off the shards. `actor` is the user who
   // asks. Iggy 0.8.0's errors: invalid_username (43), invalid_password (44) and
@@ -55,9 +61,11 @@ class UserStore {
   // root or changes its password, invalid_credentials (42) for a wrong current password,
   // personal_access_token_already_exists (51), personal_access_tokens_limit_reached (52),
   // users_limit_reached (55); the backend's errors (nothing changes then).
+  // `only_first`: refused (user_already_exists) unless the table has no user (root's
+  // bootstrap).
   Result<UserRecord> create_user(std::string_view username, std::string_view password,
                                  uint8_t status, std::optional<protocol::Permissions> permissions,
-                                 UnixMicros now);
+                                 UnixMicros now, bool only_first = false);
   Result<UserRecord> delete_user(const protocol::Identifier& id);
   Result<UserRecord> update_user(uint32_t actor, const protocol::Identifier& id,
                                  std::optional<std::string> username,
@@ -87,11 +95,18 @@ class UserStore {
   static Status check_status(uint8_t status);
 
  private:
-  UserStore(std::unique_ptr<UserBackend> backend, Ref<const UserTable> table,
-            std::string dummy_hash);
-  // Applies `change` to a copy of `base` (version + 1), persists it, then publishes the copy;
-  // on any error nothing is published. Requires: write_mutex_ held, `base` the snapshot.
-  Status commit(const UserTable& base, const UserChange& change);
+  // Makes a change from the published table, or the error that refuses it.
+  using Plan = std::function<Result<UserChange>(const UserTable& base)>;
+  // How often a change is planned again when other writers' changes keep coming first.
+  static constexpr int plan_attempts_max = 16;
+
+  UserStore(std::unique_ptr<UserBackend> backend, std::string dummy_hash);
+  // Under the write lock: plans a change against the published table, checks that it applies
+  // and persists it (the backend publishes it); plans again when the backend finds it stale.
+  // On any error nothing is published.
+  Status mutate(const Plan& plan);
+  // The backend's: the published table plus `change` becomes the next version.
+  void publish(const UserChange& change) override;
 
   mutable std::mutex write_mutex_;     // One mutation at a time (held across the persist).
   mutable std::mutex snapshot_mutex_;  // Only to copy or replace `table_`.

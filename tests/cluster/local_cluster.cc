@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <utility>
 
 #include <sys/stat.h>
@@ -23,10 +24,40 @@ std::string LocalCluster::start(const Options& options) {
   runs_.resize(options_.nodes);
   link_tls_args_.assign(options_.nodes, {});
   if (options_.link_tls) issue_link_certificates();
+  if (options_.start_together) return start_together();
   for (uint32_t id = 1; id <= options_.nodes; id++) {
     if (std::string failed = start_node(id, ""); !failed.empty()) return failed;
   }
   return "";
+}
+
+std::string LocalCluster::start_together() {
+  // Each thread touches only its node's slot of runs_ and of start_failures_.
+  start_failures_.assign(options_.nodes, "");
+  std::shared_future<void> released = release_.get_future().share();
+  for (uint32_t id = 1; id <= options_.nodes; id++) {
+    starters_.emplace_back([this, id, released] {
+      start_failures_[id - 1] = start_node(id, "");
+      {
+        std::lock_guard lock(started_mutex_);
+        started_count_++;
+      }
+      started_.notify_all();
+      released.wait();  // The node dies with this thread (PR_SET_PDEATHSIG).
+    });
+  }
+  std::unique_lock lock(started_mutex_);
+  started_.wait(lock, [this] { return started_count_ == options_.nodes; });
+  for (const std::string& failed : start_failures_) {
+    if (!failed.empty()) return failed;
+  }
+  return "";
+}
+
+LocalCluster::~LocalCluster() {
+  runs_.clear();
+  if (!starters_.empty()) release_.set_value();
+  for (std::thread& starter : starters_) starter.join();
 }
 
 HarkdProcess& LocalCluster::node(uint32_t id) { return *runs_.at(id - 1).back(); }

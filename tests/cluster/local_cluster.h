@@ -1,9 +1,13 @@
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "etcd_process.h"
@@ -43,9 +47,15 @@ class LocalCluster {
     // `link_tls_other_ca` get both from another CA (so no link with them ever comes up).
     bool link_tls = false;
     std::vector<uint32_t> link_tls_other_ca;
+    // Start the nodes at once, one thread each, rather than one after another. Each thread
+    // lives as long as the cluster: a node gets SIGKILL when the thread that forked it ends
+    // (HarkdProcess sets PR_SET_PDEATHSIG, which follows the forking thread).
+    bool start_together = false;
   };
 
   LocalCluster() = default;
+  // Kills what still runs, then lets the starting threads (start_together) end.
+  ~LocalCluster();
   LocalCluster(const LocalCluster&) = delete;
   LocalCluster& operator=(const LocalCluster&) = delete;
 
@@ -76,6 +86,7 @@ class LocalCluster {
 
  private:
   std::vector<std::string> arguments(uint32_t id) const;
+  std::string start_together();
   std::string start_node(uint32_t id, const std::string& data_directory);
   void issue_link_certificates();
 
@@ -89,6 +100,13 @@ class LocalCluster {
   // Every process a node ran, the current one last: a restarted node's data directory
   // belongs to its first process, so that one lives until the cluster does.
   std::vector<std::vector<std::unique_ptr<HarkdProcess>>> runs_;
+  // start_together: the threads that forked the nodes, parked until `release_` is set.
+  std::promise<void> release_;
+  std::vector<std::thread> starters_;
+  std::vector<std::string> start_failures_;
+  std::mutex started_mutex_;
+  std::condition_variable started_;
+  uint32_t started_count_ = 0;
 };
 
 // How many live members code 12 reports through `client`, 0 on an error.

@@ -152,6 +152,8 @@ class CatalogEdit {
 
   Ref<const Catalog> take() { return std::move(next_); }
   std::vector<std::byte> journal;
+  // The extension records (journal.h) this edit journaled or replayed, in order.
+  std::vector<std::vector<std::byte>> extensions;
   std::vector<Ref<PartitionCell>> created;
   std::vector<Ref<PartitionCell>> removed;
   std::vector<Ref<PartitionCell>> purged;

@@ -114,7 +114,8 @@ void Coordinator::run(MetadataCommand& command) {
   change_ = Change{.catalog = edit.take(),
                    .created = std::move(edit.created),
                    .removed = std::move(edit.removed),
-                   .purged = std::move(edit.purged)};
+                   .purged = std::move(edit.purged),
+                   .extensions = std::move(edit.extensions)};
   failure_ = ok_status();
   undoing_ = false;
   if (records_.empty()) {
@@ -270,6 +271,10 @@ void Coordinator::complete() {
     catalog_ = std::move(undone);
   }
   remove_orphan_directories();
+  JournalExtensions* const extensions = shard_.options().extensions;
+  if (!undoing_ && extensions != nullptr) {
+    for (const auto& record : change_.extensions) extensions->applied(record);
+  }
   if (records_.empty()) {
     finish_current(failure_);  // A purge: nothing journaled.
     return;

@@ -21,6 +21,7 @@ struct Change {
   std::vector<Ref<PartitionCell>> created;
   std::vector<Ref<PartitionCell>> removed;
   std::vector<Ref<PartitionCell>> purged;
+  std::vector<std::vector<std::byte>> extensions;  // For BrokerOptions::extensions.
 };
 
 // Runs metadata commands one at a time on shard 0 (which owns the catalog): journals the

@@ -160,6 +160,10 @@ void journal_entry(std::vector<std::byte>& out, uint64_t sequence,
   RecordWriter(out, RecordKind::entry).u64(sequence).bytes(records);
 }
 
+void journal_extension(std::vector<std::byte>& out, std::span<const std::byte> bytes) {
+  RecordWriter(out, RecordKind::extension).bytes(bytes);
+}
+
 namespace {
 
 // Each replays one kind of record from `reader` (positioned after the kind byte); false when
@@ -334,6 +338,12 @@ Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
     case RecordKind::member_joined:
     case RecordKind::member_left: replayed = replay_member(kind, reader, edit); break;
     case RecordKind::entry: replayed = replay_entry(reader, edit); break;
+    case RecordKind::extension: {
+      const std::span<const std::byte> bytes = reader.rest();
+      edit.extensions.emplace_back(bytes.begin(), bytes.end());
+      replayed = true;
+      break;
+    }
   }
   return replayed && reader.at_end() ? ok_status() : corrupted();
 }

@@ -40,6 +40,10 @@ enum class RecordKind : uint8_t {
   // A topic's messages were purged (data, but journaled so that every node applies it to the
   // partitions it hosts: docs/cluster.md §Metadata). Replaying it changes no catalog.
   topic_purged = 14,
+  // Bytes the core keeps in an entry but never reads: an embedder's own state journaled in
+  // the same order as the catalog (harkd's users in a cluster, docs/cluster.md §Metadata).
+  // [the bytes]. Replaying one hands it to CatalogEdit::extensions.
+  extension = 15,
 };
 
 // Each appends one whole framed record to `out` (storage/record_file.h frames it).
@@ -66,6 +70,8 @@ void journal_group_deleted(std::vector<std::byte>& out, uint32_t stream, uint32_
 
 void journal_member(std::vector<std::byte>& out, RecordKind kind, uint32_t stream, uint32_t topic,
                     uint32_t group, uint32_t member);
+// Appends one framed extension record holding `bytes`.
+void journal_extension(std::vector<std::byte>& out, std::span<const std::byte> bytes);
 
 // Appends one framed entry record holding `records` (framed, none of them an entry).
 void journal_entry(std::vector<std::byte>& out, uint64_t sequence,

@@ -14,9 +14,9 @@ constexpr std::string_view magic = "HARKMETA";
 
 }  // namespace
 
-Result<std::unique_ptr<MetadataLog>> MetadataLog::open(const std::string& path,
-                                                       const OwnershipMap& ownership, Clock& clock,
-                                                       Ref<const Catalog>& catalog) {
+Result<std::unique_ptr<MetadataLog>> MetadataLog::open(
+    const std::string& path, const OwnershipMap& ownership, Clock& clock,
+    Ref<const Catalog>& catalog, std::vector<std::vector<std::byte>>& extensions) {
   CatalogEdit edit(*catalog, ownership, clock);
   HARK_TRY_ASSIGN(storage::RecordFile file,
                   storage::RecordFile::open(path, magic, format_version,
@@ -24,6 +24,7 @@ Result<std::unique_ptr<MetadataLog>> MetadataLog::open(const std::string& path,
                                               return replay(payload, edit);
                                             }));
   catalog = edit.take();
+  extensions = std::move(edit.extensions);
   HARK_LOG_INFO("%s: %u streams", path, catalog->streams.size());
   return std::unique_ptr<MetadataLog>(new MetadataLog(std::move(file)));
 }

@@ -28,11 +28,13 @@ class MetadataLog final : public MetadataJournal, private io::Completion {
 
   // Opens (creating if absent) and replays the log into `catalog`. A last record that is cut
   // short or fails its checksum (a crash during its write: it was never acknowledged) is cut
-  // off and logged. Errors: invalid_version (another format), state_file_corrupted (a record
-  // that decodes but does not fit the catalog), file errors. Blocking: at start only.
+  // off and logged. The extension records it holds go to `extensions`, in order. Errors:
+  // invalid_version (another format), state_file_corrupted (a record that decodes but does not
+  // fit the catalog), file errors. Blocking: at start only.
   static Result<std::unique_ptr<MetadataLog>> open(const std::string& path,
                                                    const OwnershipMap& ownership, Clock& clock,
-                                                   Ref<const Catalog>& catalog);
+                                                   Ref<const Catalog>& catalog,
+                                                   std::vector<std::vector<std::byte>>& extensions);
   ~MetadataLog() override;
   MetadataLog(const MetadataLog&) = delete;
   MetadataLog& operator=(const MetadataLog&) = delete;

@@ -34,10 +34,10 @@ constexpr UnixMicros now = 1'700'000'000'000'000;
 class FailingBackend final : public UserBackend {
  public:
   explicit FailingBackend(std::unique_ptr<UserBackend> inner) : inner_(std::move(inner)) {}
-  Result<Ref<UserTable>> load() override { return inner_->load(); }
-  Status persist(const UserChange& change) override {
+  Result<Ref<UserTable>> load(UserPublisher& publisher) override { return inner_->load(publisher); }
+  Result<Persisted> persist(const UserChange& change, uint64_t base_version) override {
     if (fail_next_) return std::exchange(fail_next_, std::nullopt).value();
-    return inner_->persist(change);
+    return inner_->persist(change, base_version);
   }
   std::string where() const override { return inner_->where(); }
 
