@@ -112,6 +112,7 @@ ShardServer::ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_
 void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
   if (cluster_view_ && view->version <= cluster_view_->version) return;
   Ref<const cluster::ClusterView> previous = std::exchange(cluster_view_, std::move(view));
+  host_assigned();
   if (id() != ShardId(0) || stopping_) return;
   // Members are journaled with ids that name their node: a node that left (its lease lapsed)
   // takes its members with it, and a restarted node drops those of its previous run, so no
@@ -126,6 +127,20 @@ void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
       HARK_LOG_INFO("cluster: node %u left; its members leave their consumer groups", node.id);
       broker_.submit(*new MembersCleanup(node.id));
     }
+  }
+}
+
+// The partitions the view assigns to this node are the ones this shard's broker hosts.
+void ShardServer::host_assigned() {
+  if (!broker_.options().hosted_only) return;
+  std::vector<core::PartitionKey> hosted;
+  for (const auto& [key, assignment] : cluster_view_->assignments) {
+    if (assignment.node == cluster_view_->self) hosted.push_back(key);
+  }
+  const Status status = broker_.host(hosted);
+  if (!status.ok()) {
+    HARK_LOG_ERROR("cluster: shard %u could not open every partition assigned to it (%s)",
+                   reactor_.id().value(), std::string(error_name(status.error())));
   }
 }
 
@@ -363,19 +378,5 @@ void ShardServer::drain() {
   buffers_.reset();
 }
 
-void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
-  if (cluster_view_ && view->version <= cluster_view_->version) return;
-  cluster_view_ = std::move(view);
-  if (!broker_.options().hosted_only) return;
-  std::vector<core::PartitionKey> hosted;
-  for (const auto& [key, assignment] : cluster_view_->assignments) {
-    if (assignment.node == cluster_view_->self) hosted.push_back(key);
-  }
-  const Status status = broker_.host(hosted);
-  if (!status.ok()) {
-    HARK_LOG_ERROR("cluster: shard %u could not open every partition assigned to it (%s)",
-                   reactor_.id().value(), std::string(error_name(status.error())));
-  }
-}
 
 }  // namespace hark::server

@@ -148,6 +148,8 @@ class ShardServer final : private io::Completion {
 
   ShardServer(io::Reactor& reactor, core::Broker& broker, int listen_fd, ServerShared& shared,
               std::unique_ptr<io::BufferRing> buffers);
+  // Hands the partitions the current view assigns to this node to the broker (Broker::host).
+  void host_assigned();
 
   // The accept completion.
   void complete(int32_t result, uint32_t flags) override;

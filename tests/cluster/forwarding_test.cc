@@ -445,49 +445,51 @@ TEST_F(HarkdLinkTlsOtherCa, ANodeOfAnotherCaNeverGetsALinkWhileTheOthersWork) {
   EXPECT_GE(cluster_.node(2).stats()->links_up, 1u);
   EXPECT_EQ(cluster_.node(2).stats()->link_tls_failures, 0u);
   EXPECT_NE(cluster_.node(3).stderr_tail().find("certificate"), std::string::npos);
-  // A partition's log lives at its owner only: the other nodes keep the catalog (GetTopic lists
-  // the partition everywhere) but never open it, so no directory of theirs holds it.
-  TEST_F(HarkdForwarding, EachNodeOpensOnlyThePartitionsAssignedToIt) {
-    for (uint32_t p = 0; p < partitions; p++) ASSERT_TRUE(send(1, p, "m").ok());
-    for (uint32_t id = 1; id <= 3; id++) {
-      for (uint32_t p = 0; p < partitions; p++) {
-        const std::string directory = cluster_.node(id).data_directory() +
-                                      "/streams/0/topics/0/partitions/" + std::to_string(p);
-        EXPECT_EQ(std::filesystem::exists(directory), owner_of_[p] == id)
-            << "node " << id << ", partition " << p << " (owner " << owner_of_[p] << ")";
-      }
-      const auto topic = clients_[id]->get_topic(
-          {.stream_id = Identifier::numeric(0), .topic_id = Identifier::numeric(0)});
-      ASSERT_TRUE(topic.ok() && topic->has_value()) << id;
-      EXPECT_EQ((*topic)->partitions.size(), partitions) << id;
-    }
-  }
+}
 
-  // A purge is a journal entry that every node applies to the partitions it hosts, so a purge
-  // received by a node that owns none of them empties them at their owners.
-  TEST_F(HarkdForwarding, PurgeViaANonOwnerEmptiesTheOwnersPartitions) {
-    const uint32_t p = owned_by(3);
-    const uint32_t q = owned_by(2);
-    ASSERT_TRUE(send(1, p, "a").ok());
-    ASSERT_TRUE(send(1, q, "b").ok());
-    ASSERT_EQ(read(2, p)->size(), 1u);
-    ASSERT_TRUE(
-        clients_[1]
-            ->purge_topic({.stream_id = Identifier::numeric(0), .topic_id = Identifier::numeric(0)})
-            .ok());
-    // Answered once every node applied the entry: empty at once, through every node.
-    for (const uint32_t via : {1u, 2u, 3u}) {
-      EXPECT_TRUE(read(via, p)->empty()) << "via node " << via;
-      EXPECT_TRUE(read(via, q)->empty()) << "via node " << via;
+// A partition's log lives at its owner only: the other nodes keep the catalog (GetTopic lists
+// the partition everywhere) but never open it, so no directory of theirs holds it.
+TEST_F(HarkdForwarding, EachNodeOpensOnlyThePartitionsAssignedToIt) {
+  for (uint32_t p = 0; p < partitions; p++) ASSERT_TRUE(send(1, p, "m").ok());
+  for (uint32_t id = 1; id <= 3; id++) {
+    for (uint32_t p = 0; p < partitions; p++) {
+      const std::string directory = cluster_.node(id).data_directory() +
+                                    "/streams/0/topics/0/partitions/" + std::to_string(p);
+      EXPECT_EQ(std::filesystem::exists(directory), owner_of_[p] == id)
+          << "node " << id << ", partition " << p << " (owner " << owner_of_[p] << ")";
     }
-    // PurgeStream goes the same way.
-    ASSERT_TRUE(send(2, p, "c").ok());
-    ASSERT_TRUE(clients_[2]->purge_stream({.stream_id = Identifier::numeric(0)}).ok());
-    EXPECT_TRUE(read(1, p)->empty());
-    // The partition takes new messages after the purge.
-    ASSERT_TRUE(send(1, p, "d").ok());
-    EXPECT_EQ(*read(3, p), std::vector<std::string>{"d"});
+    const auto topic = clients_[id]->get_topic(
+        {.stream_id = Identifier::numeric(0), .topic_id = Identifier::numeric(0)});
+    ASSERT_TRUE(topic.ok() && topic->has_value()) << id;
+    EXPECT_EQ((*topic)->partitions.size(), partitions) << id;
   }
+}
+
+// A purge is a journal entry that every node applies to the partitions it hosts, so a purge
+// received by a node that owns none of them empties them at their owners.
+TEST_F(HarkdForwarding, PurgeViaANonOwnerEmptiesTheOwnersPartitions) {
+  const uint32_t p = owned_by(3);
+  const uint32_t q = owned_by(2);
+  ASSERT_TRUE(send(1, p, "a").ok());
+  ASSERT_TRUE(send(1, q, "b").ok());
+  ASSERT_EQ(read(2, p)->size(), 1u);
+  ASSERT_TRUE(
+      clients_[1]
+          ->purge_topic({.stream_id = Identifier::numeric(0), .topic_id = Identifier::numeric(0)})
+          .ok());
+  // Answered once every node applied the entry: empty at once, through every node.
+  for (const uint32_t via : {1u, 2u, 3u}) {
+    EXPECT_TRUE(read(via, p)->empty()) << "via node " << via;
+    EXPECT_TRUE(read(via, q)->empty()) << "via node " << via;
+  }
+  // PurgeStream goes the same way.
+  ASSERT_TRUE(send(2, p, "c").ok());
+  ASSERT_TRUE(clients_[2]->purge_stream({.stream_id = Identifier::numeric(0)}).ok());
+  EXPECT_TRUE(read(1, p)->empty());
+  // The partition takes new messages after the purge.
+  ASSERT_TRUE(send(1, p, "d").ok());
+  EXPECT_EQ(*read(3, p), std::vector<std::string>{"d"});
+}
 
 }  // namespace
 }  // namespace hark::test
