@@ -378,5 +378,4 @@ void ShardServer::drain() {
   buffers_.reset();
 }
 
-
 }  // namespace hark::server
