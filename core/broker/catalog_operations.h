@@ -1,9 +1,10 @@
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <absl/functional/any_invocable.h>
 
 #include "hark/core/broker/operation.h"
 
@@ -132,7 +133,7 @@ class ApplyJournalEntry : public MetadataCommand {
 // its error fails the command with nothing journaled.
 class JournalExtension : public MetadataCommand {
  public:
-  std::function<Result<std::vector<std::byte>>()> build;
+  absl::AnyInvocable<Result<std::vector<std::byte>>()> build;
 
  private:
   Status apply(internal::CatalogEdit& edit) override;

@@ -151,7 +151,7 @@ void UserStore::publish(const UserChange& change) {
   version_.store(version, std::memory_order_release);
 }
 
-Status UserStore::mutate(const Plan& plan) {
+Status UserStore::mutate(Plan plan) {
   std::lock_guard lock(write_mutex_);
   for (int attempt = 0; attempt < plan_attempts_max; attempt++) {
     const Ref<const UserTable> base = snapshot();

@@ -2,12 +2,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <absl/functional/function_ref.h>
 
 #include "hark/core/base/ref.h"
 #include "hark/core/base/result.h"
@@ -96,7 +97,7 @@ class UserStore final : private UserPublisher {
 
  private:
   // Makes a change from the published table, or the error that refuses it.
-  using Plan = std::function<Result<UserChange>(const UserTable& base)>;
+  using Plan = absl::FunctionRef<Result<UserChange>(const UserTable& base)>;
   // How often a change is planned again when other writers' changes keep coming first.
   static constexpr int plan_attempts_max = 16;
 
@@ -104,7 +105,7 @@ class UserStore final : private UserPublisher {
   // Under the write lock: plans a change against the published table, checks that it applies
   // and persists it (the backend publishes it); plans again when the backend finds it stale.
   // On any error nothing is published.
-  Status mutate(const Plan& plan);
+  Status mutate(Plan plan);
   // The backend's: the published table plus `change` becomes the next version.
   void publish(const UserChange& change) override;
 

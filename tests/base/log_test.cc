@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hark/tests/support/timestamp.h"
+#include "hark/tests/support/wait_until.h"
 
 namespace hark::log {
 namespace {
@@ -107,9 +108,12 @@ TEST(Log, AStalledSinkDropsLinesInsteadOfBlocking) {
   EXPECT_GT(dropped_count(),
             dropped_before);  // Reaching here at all shows the caller never blocked.
   std::string text;
-  for (int i = 0; i < 100 && text.find("lines dropped") == std::string::npos; i++) {
+  // The writer thread reports the drops once it runs again: wait for its line (under load a
+  // fixed number of reads once came too early).
+  test::wait_until([&] {
     text += captured.read_all();
-  }
+    return text.find("lines dropped") != std::string::npos;
+  });
   EXPECT_NE(text.find("lines dropped (queue full)"), std::string::npos);
 }
 
@@ -225,9 +229,12 @@ TEST(LogJson, AStalledSinkReportsItsDroppedLinesAsJson) {
   for (int i = 0; i < 5000; i++) internal::emit(Level::info, __FILE__, __LINE__, 0, "filler");
   EXPECT_GT(dropped_count(), dropped_before);
   std::string text;
-  for (int i = 0; i < 100 && text.find("lines dropped") == std::string::npos; i++) {
+  // The writer thread reports the drops once it runs again: wait for its line (under load a
+  // fixed number of reads once came too early).
+  test::wait_until([&] {
     text += captured.read_all();
-  }
+    return text.find("lines dropped") != std::string::npos;
+  });
   bool reported = false;
   for (const nlohmann::json& line : json_lines(text)) {
     reported = reported || line["msg"].get<std::string>().find("lines dropped (queue full)") !=
