@@ -22,15 +22,6 @@ using protocol::Identifier;
 
 constexpr uint32_t partitions = 3;
 
-Status send(client::Client& client, uint32_t partition, std::string_view text) {
-  const protocol::Bytes payload = bytes_of(text);
-  const protocol::OutgoingMessage message{.payload = payload};
-  return client.send_messages({.stream_id = Identifier::numeric(0),
-                               .topic_id = Identifier::numeric(0),
-                               .partitioning = protocol::Partitioning::partition(partition)},
-                              std::span(&message, 1));
-}
-
 Result<std::vector<std::string>> read(client::Client& client, uint32_t partition, uint64_t from = 0,
                                       std::chrono::microseconds wait = 0us) {
   auto polled = client.poll_messages(poll_request(1, partition, offset_strategy(from), 10, wait));
@@ -62,7 +53,7 @@ TEST(HarkdEtcdOutage, NodesKeepServingWhatTheyOwnAndRefuseMetadataUntilEtcdRetur
   // Every partition, whichever node owns it, takes a send through node 2 and is read through
   // node 3: the three owners are three nodes, so two of the sends and reads are forwarded.
   for (uint32_t p = 0; p < partitions; p++) {
-    const Status sent = send(*clients[2], p, "during-" + std::to_string(p));
+    const Status sent = send_to_partition(*clients[2], p, "during-" + std::to_string(p));
     ASSERT_TRUE(sent.ok()) << p << ": " << error_name(sent.error());
     const auto read_back = read(*clients[3], p);
     ASSERT_TRUE(read_back.ok()) << p << ": " << error_name(read_back.error());
@@ -75,7 +66,7 @@ TEST(HarkdEtcdOutage, NodesKeepServingWhatTheyOwnAndRefuseMetadataUntilEtcdRetur
     for (uint32_t id = 1; id <= 3; id++) now += cluster.node(id).stats()->parked_now;
     return now >= 1;
   }));
-  ASSERT_TRUE(send(*clients[3], 0, "woken").ok());
+  ASSERT_TRUE(send_to_partition(*clients[3], 0, "woken").ok());
   ASSERT_EQ(parked.wait_for(at_once_bound), std::future_status::ready);
   const auto woken = parked.get();
   ASSERT_TRUE(woken.ok()) << error_name(woken.error());

@@ -41,15 +41,6 @@ using Direction = LinkProxy::Direction;
 
 constexpr uint32_t partitions = 3;
 
-Status send_to(client::Client& client, uint32_t partition, std::string_view text) {
-  const protocol::Bytes payload = bytes_of(text);
-  const protocol::OutgoingMessage message{.payload = payload};
-  return client.send_messages({.stream_id = Identifier::numeric(0),
-                               .topic_id = Identifier::numeric(0),
-                               .partitioning = protocol::Partitioning::partition(partition)},
-                              std::span(&message, 1));
-}
-
 class LinkFaults : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -75,7 +66,7 @@ class LinkFaults : public ::testing::Test {
     }
     ASSERT_EQ(cluster_.owner_of(0, 0, partition_), 3u);
     // Node 1's link to node 3 comes up through the proxy.
-    ASSERT_TRUE(send_to(*entry_, partition_, "warm").ok());
+    ASSERT_TRUE(send_to_partition(*entry_, partition_, "warm").ok());
     ASSERT_EQ(proxy_.accepted(), 1u);
   }
 
@@ -122,7 +113,8 @@ class LinkFaults : public ::testing::Test {
   // The owner restarted while the proxy held `direction`: the send fails with 11001.
   void restart_while_held(Direction direction, std::string_view text) {
     proxy_.hold(direction);
-    auto sent = std::async(std::launch::async, [&] { return send_to(*entry_, partition_, text); });
+    auto sent = std::async(std::launch::async,
+                           [&] { return send_to_partition(*entry_, partition_, text); });
     // The request (or the owner's answer) reached the proxy: the send is unanswered.
     ASSERT_TRUE(wait_until([&] { return proxy_.held(direction) > 0; }, signal_timeout));
     restart_owner();
@@ -140,7 +132,7 @@ TEST_F(LinkFaults, CutMidRequestIsSentAgainAndRunOnce) {
   const HarkdStats entry = *cluster_.node(1).stats();
   const HarkdStats owner = *cluster_.node(3).stats();
   proxy_.cut_after(Direction::to_owner, 20);
-  ASSERT_TRUE(send_to(*entry_, partition_, "cut-request").ok());
+  ASSERT_TRUE(send_to_partition(*entry_, partition_, "cut-request").ok());
   EXPECT_EQ(proxy_.cuts(), 1u);
   EXPECT_EQ(proxy_.accepted(), 2u);  // Dialled again once.
   EXPECT_EQ(stored()["cut-request"], 1);
@@ -153,7 +145,7 @@ TEST_F(LinkFaults, CutMidRequestIsSentAgainAndRunOnce) {
 TEST_F(LinkFaults, CutMidAnswerIsAnsweredFromTheOwnersTable) {
   const HarkdStats owner = *cluster_.node(3).stats();
   proxy_.cut_after(Direction::to_entry, 10);
-  ASSERT_TRUE(send_to(*entry_, partition_, "cut-answer").ok());
+  ASSERT_TRUE(send_to_partition(*entry_, partition_, "cut-answer").ok());
   EXPECT_EQ(proxy_.cuts(), 1u);
   EXPECT_EQ(stored()["cut-answer"], 1);
   const HarkdStats after = *cluster_.node(3).stats();
@@ -171,7 +163,7 @@ TEST_F(LinkFaults, OwnerRestartedBeforeTheRequestArrivedFailsItAndStoresNothing)
   ASSERT_TRUE(wait_until(
       [&] {
         text = "after-" + std::to_string(attempts++);
-        return send_to(*entry_, partition_, text).ok();
+        return send_to_partition(*entry_, partition_, text).ok();
       },
       signal_timeout, 20ms));
   const std::map<std::string, int> counts = stored();
@@ -187,7 +179,8 @@ TEST_F(LinkFaults, OwnerRestartedAfterItAnsweredFailsTheSendButStoresItOnce) {
 TEST_F(LinkFaults, ALinkClosedDuringTheHandshakeFailsTheSendAtOnce) {
   proxy_.set_upstream("127.0.0.1:1");  // Nothing listens: the proxy accepts and closes.
   proxy_.drop_all();
-  EXPECT_EQ(send_to(*entry_, partition_, "unreachable").error(), Error::shard_communication_error);
+  EXPECT_EQ(send_to_partition(*entry_, partition_, "unreachable").error(),
+            Error::shard_communication_error);
   EXPECT_GE(proxy_.accepted(), 2u);
   proxy_.set_upstream(cluster_.bound_link_address(3));
   EXPECT_EQ(stored().count("unreachable"), 0u);
@@ -222,7 +215,7 @@ TEST_F(LinkFaults, RandomCutsNeverDuplicateASend) {
       }
       for (int i = 0; std::chrono::steady_clock::now() < end; i++) {
         const std::string text = "w" + std::to_string(w) + "-" + std::to_string(i);
-        const Status sent = send_to(*client, partition_, text);
+        const Status sent = send_to_partition(*client, partition_, text);
         if (sent.ok()) {
           outcomes[w].acknowledged.push_back(text);
         } else if (sent.error() == Error::shard_communication_error) {

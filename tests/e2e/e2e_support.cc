@@ -366,6 +366,11 @@ void HarkdTest::create_stream_and_topic(uint32_t partitions) {
 
 Status HarkdTest::send_text(client::Client& client, const protocol::Partitioning& partitioning,
                             std::string_view payload) {
+  return send_text_to(client, partitioning, payload);
+}
+
+Status send_text_to(client::Client& client, const protocol::Partitioning& partitioning,
+                    std::string_view payload) {
   const protocol::Bytes bytes = bytes_of(payload);
   const protocol::OutgoingMessage message{.payload = bytes};
   const protocol::SendTarget target{.stream_id = protocol::Identifier::numeric(0),
@@ -374,6 +379,9 @@ Status HarkdTest::send_text(client::Client& client, const protocol::Partitioning
   return client.send_messages(target, {&message, 1});
 }
 
+Status send_to_partition(client::Client& client, uint32_t partition, std::string_view payload) {
+  return send_text_to(client, protocol::Partitioning::partition(partition), payload);
+}
 Status HarkdTest::send_text(uint32_t partition, std::string_view payload) {
   return send_text(*admin_, protocol::Partitioning::partition(partition), payload);
 }

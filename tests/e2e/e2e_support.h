@@ -44,6 +44,10 @@ bool sanitized_build();
 inline constexpr std::chrono::milliseconds at_once_bound = 5s;
 
 protocol::Bytes bytes_of(std::string_view text);
+// Sends one message with `payload` to stream 0, topic 0 (to `partition`, in the second).
+Status send_text_to(client::Client& client, const protocol::Partitioning& partitioning,
+                    std::string_view payload);
+Status send_to_partition(client::Client& client, uint32_t partition, std::string_view payload);
 std::string text_of(std::span<const std::byte> bytes);
 
 // Offsets and payloads of the messages a poll returned.
