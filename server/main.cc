@@ -525,7 +525,10 @@ int serve_until_stopped(const ServerOptions& options, const sigset_t& stop_signa
       start_coordination(options, server, journal, entries);
   // Ready once users can log in: a cluster's root exists here (docs/cluster.md §Metadata).
   const bool root_ok = cluster_users == nullptr || bootstrap_cluster_root(options, *cluster_users);
-  if (root_ok) announce(options, options.bound_address, metrics ? metrics_bound : "");
+  if (root_ok) {
+    server.open_to_clients();
+    announce(options, options.bound_address, metrics ? metrics_bound : "");
+  }
   const int signal_number =
       root_ok ? wait_for_stop(stop_signals, options.stats_interval, *broker, server) : SIGTERM;
   HARK_LOG_INFO("%s: stopping", strsignal(signal_number));

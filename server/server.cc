@@ -18,6 +18,19 @@ namespace {
 
 // A cluster view on its way to one shard: posted from the coordination thread, run (and
 // freed) on the shard. Control plane: one per shard per membership change.
+// Server::open_to_clients's task on each shard.
+class OpenDelivery final : public io::Task {
+ public:
+  explicit OpenDelivery(ShardServer& shard) : shard_(shard) {}
+  void run() override {
+    shard_.accept_clients();
+    delete this;
+  }
+
+ private:
+  ShardServer& shard_;
+};
+
 class ViewDelivery final : public io::Task {
  public:
   ViewDelivery(ShardServer& shard, Ref<const cluster::ClusterView> view)
@@ -106,6 +119,9 @@ Server::Server(const ServerOptions& options, std::vector<int> listeners,
   HARK_ASSERT(shared_.users != nullptr);
   shared_.shards.resize(listeners_.size(), nullptr);
   shared_.started_at = SystemClock().realtime_now();
+  // One node's users are loaded (root made) before the server exists; a cluster's come from
+  // the journal once the node follows etcd, so main() opens the doors then.
+  shared_.open_to_clients.store(options.etcd_endpoints.empty(), std::memory_order_relaxed);
 }
 
 Server::~Server() {
@@ -150,6 +166,13 @@ void Server::on_stop(io::Reactor& reactor) {
 void Server::on_drained(io::Reactor& reactor) {
   const std::unique_ptr<ShardServer>& shard = shards_[reactor.id().value()];
   if (shard != nullptr) shard->drain();
+}
+
+void Server::open_to_clients() {
+  shared_.open_to_clients.store(true, std::memory_order_release);
+  for (ShardServer* shard : shared_.shards) {
+    if (shard != nullptr) shard->reactor().post_from_outside(*new OpenDelivery(*shard));
+  }
 }
 
 void Server::publish_cluster_view(Ref<const cluster::ClusterView> view) {

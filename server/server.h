@@ -25,7 +25,8 @@ namespace hark::server {
 Result<std::vector<int>> open_listeners(const io::SocketAddress& address, uint32_t count,
                                         int backlog);
 
-// harkd's ShardHooks: a ShardServer on every broker shard, accepting from its on_start. main()
+// harkd's ShardHooks: a ShardServer on every broker shard, accepting from its on_start (in
+// cluster mode from open_to_clients()). main()
 // builds it with the listening sockets (socket i goes to shard i), passes it as
 // BrokerOptions::hooks, and destroys it after the broker. Control plane.
 class Server final : public core::ShardHooks, public cluster::ViewSink {
@@ -47,6 +48,12 @@ class Server final : public core::ShardHooks, public cluster::ViewSink {
   // Any thread, once the broker has started: hands `view` to every shard through its Inbox
   // (a task per shard); each keeps the newest, so shards read it without a lock.
   void publish_cluster_view(Ref<const cluster::ClusterView> view) override;
+
+  // Any thread, once the broker has started: every shard accepts clients from now on. Needed in
+  // cluster mode only (on one node they are accepted from the start): a node is opened once its
+  // users can log in, so a client that reaches it (connections wait in the listen backlog
+  // meanwhile) never meets a node without root (docs/cluster.md §Metadata).
+  void open_to_clients();
 
   // Before the broker stops: no more hashing; queued logins come back refused.
   void stop_auth() { shared_.auth.stop(); }

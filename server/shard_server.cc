@@ -160,7 +160,7 @@ ShardServer::~ShardServer() {
 }
 
 void ShardServer::arm_accept() {
-  if (stopping_ || accept_armed_) return;
+  if (stopping_ || accept_armed_ || !shared_.open_to_clients.load(std::memory_order_acquire)) return;
   accept_armed_ = true;
   reactor_.ring().accept_multishot(listen_fd_, *this);
 }

@@ -40,6 +40,9 @@ struct ServerShared {
 
   ServerOptions options;
   ClientRegistry clients;  // Thread-safe (control plane).
+  // Whether the shards accept clients: from the start on one node; in cluster mode once users
+  // can log in (Server::open_to_clients). Until then connections wait in the listen backlog.
+  std::atomic<bool> open_to_clients{false};
   UnixMicros started_at = 0;
   // Shard i's server, set by shard i in its on_start before any shard's loop runs; the
   // migrations to shard i read it there.
@@ -62,7 +65,8 @@ struct ServerShared {
 // receive buffer ring and its connections. Created in the shard's ShardHooks::on_start and
 // used only on that shard's thread.
 //
-// Lifecycle: create() (on_start: accepting at once; the broker takes operations from then on)
+// Lifecycle: create() (on_start: accepting once shared.open_to_clients; the broker takes
+// operations from then on)
 // → stop() (on_stop: no more accepts, the listener closed, every connection answers what is
 // in flight and closes) → drain() (on_drained: whatever is still open is cancelled and freed;
 // the buffer ring goes). Closed connections are freed at the start of the next
@@ -101,6 +105,8 @@ class ShardServer final : private io::Completion {
   // at this node's first registration its own members from before a restart (docs/cluster.md
   // §Consumer groups).
   void set_cluster_view(Ref<const cluster::ClusterView> view);
+  // Starts accepting clients (ServerShared::open_to_clients is set); again: nothing.
+  void accept_clients() { arm_accept(); }
   // This shard's node links (cluster mode), or null.
   LinkHub* links() { return links_.get(); }
   Instant monotonic_now() const { return reactor_.clock().monotonic_now(); }

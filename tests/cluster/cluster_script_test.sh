@@ -55,6 +55,10 @@ cli 1 stream create beta >/dev/null || fail "create via node 1 while node 2 is d
 for _ in $(seq 100); do cli 2 stream list 2>/dev/null | grep -q beta && break; sleep 0.1; done
 cli 2 stream list | grep -q beta || fail "node 2 did not catch up on beta"
 
+# On a failure, what each node logged (CI shows the end of the output).
+if [[ $failed != 0 ]]; then
+  for f in "$CLUSTER_DATA"/node*.log; do echo "== $f"; tail -n 20 "$f"; done
+fi
 "$script" down || fail "down"
 for id in 1 2 3; do cli "$id" ping >/dev/null 2>&1 && fail "node $id answers after down"; done
 ls "$CLUSTER_DATA"/*.pid >/dev/null 2>&1 && fail "pid files left after down"
