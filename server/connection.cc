@@ -534,7 +534,10 @@ void Connection::decide_migration() {
   if (status == nullptr || !status->ok() || !owner.has_value()) return;
   migration_ = MigrationState::staying;
   // A group member's partitions change with every rebalance: it stays where it is.
-  if (*owner == shard_.id() || joined_group_ || !shard_.options().migrate_connections) return;
+  if (*owner == shard_.id() || joined_group_ || !shard_.options().migrate_connections ||
+      !shard_.migration_keeps_balance(*owner)) {
+    return;
+  }
   migration_ = MigrationState::moving;
   migrate_to_ = *owner;
 }

@@ -160,7 +160,8 @@ ShardServer::~ShardServer() {
 }
 
 void ShardServer::arm_accept() {
-  if (stopping_ || accept_armed_ || !shared_.open_to_clients.load(std::memory_order_acquire)) return;
+  if (stopping_ || accept_armed_ || !shared_.open_to_clients.load(std::memory_order_acquire))
+    return;
   accept_armed_ = true;
   reactor_.ring().accept_multishot(listen_fd_, *this);
 }
@@ -221,6 +222,7 @@ void ShardServer::accept_connection(int fd) {
   HARK_LOG_DEBUG("shard %u: client %u (%s) connected", id().value(), client_id, connection->peer());
   Connection& adopted = *connection.release();  // Owned by the lists until collect().
   live_.push_back(adopted);
+  open_connections_.store(live_.size(), std::memory_order_relaxed);
   adopted.start();
 }
 
@@ -298,7 +300,14 @@ void ShardServer::unauthenticated_left(Connection& connection) {
 void ShardServer::retire(Connection& connection) {
   HARK_ASSERT(connection.closed());
   live_.remove(connection);
+  open_connections_.store(live_.size(), std::memory_order_relaxed);
   retired_.push_back(connection);
+}
+
+bool ShardServer::migration_keeps_balance(ShardId owner) const {
+  const ShardServer* target = shared_.shards[owner.value()];
+  return target != nullptr &&
+         target->open_connections() + 2 <= open_connections() + migration_slack;  // After the move.
 }
 
 void ShardServer::send_away(ShardId target, ConnectionState state) {
@@ -325,6 +334,7 @@ void ShardServer::adopt(std::unique_ptr<Migration> migration) {
   shared_.migrations.fetch_add(1, std::memory_order_relaxed);
   Connection& adopted = *connection.release();  // Owned by the lists until collect().
   live_.push_back(adopted);
+  open_connections_.store(live_.size(), std::memory_order_relaxed);
   adopted.resume();
 }
 

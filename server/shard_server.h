@@ -141,6 +141,15 @@ class ShardServer final : private io::Completion {
   void collect();
 
   size_t connections_count() const { return live_.size(); }
+  // The connections open on this shard, for another shard's migration decision (any thread).
+  uint32_t open_connections() const { return open_connections_.load(std::memory_order_relaxed); }
+  // Whether a connection here may move to `owner` without leaving the shards unbalanced: the
+  // owner then holds at most `migration_slack` connections more than this shard. So the
+  // consumers of one hot partition fill its owner shard only up to its share, and the rest
+  // stay where they were accepted (the one-hop wake): their answers are sent by every core,
+  // not by the owner's alone (docs/architecture.md §Migration).
+  bool migration_keeps_balance(ShardId owner) const;
+  static constexpr uint32_t migration_slack = 16;
 
  private:
   class RetryTimer final : public io::Timer {
@@ -174,8 +183,9 @@ class ShardServer final : private io::Completion {
   ServerShared& shared_;
   int listen_fd_;
   std::unique_ptr<io::BufferRing> buffers_;
-  IntrusiveList<Connection> live_;     // Open or closing.
-  IntrusiveList<Connection> retired_;  // Closed, to be freed by collect().
+  IntrusiveList<Connection> live_;             // Open or closing.
+  std::atomic<uint32_t> open_connections_{0};  // live_.size(), for the other shards.
+  IntrusiveList<Connection> retired_;          // Closed, to be freed by collect().
   // In awaiting_login, oldest first: at most unauthenticated_share_.
   IntrusiveList<Connection, UnauthenticatedTag> unauthenticated_;
   uint32_t unauthenticated_share_;

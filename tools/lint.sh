@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mechanical style checks (docs/style.md), run by ctest with label `lint`.
-# Usage: tools/lint.sh format|layering|banned|cites|headers|tidy|tidy-all [build-dir]
+# Usage: tools/lint.sh format|layering|banned|cites|headers|headers-all|tidy|tidy-all [build-dir]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -93,14 +93,55 @@ check_cites() {
   return $status
 }
 
+# The files changed since the commit in tools/tidy-base.txt (committed or not), or "all" when
+# there is no such base or it is not an ancestor of HEAD.
+changed_since_base() {
+  local base
+  base=$(cat tools/tidy-base.txt 2>/dev/null)
+  if [[ -z $base ]] || ! git merge-base --is-ancestor "$base" HEAD 2>/dev/null; then
+    echo all; return
+  fi
+  { git diff --name-only "$base" --; git ls-files --others --exclude-standard; } | sort -u
+}
+
+# The product headers to compile on their own: every one with `all`; otherwise those that
+# changed since the base or include, directly or through other headers of this repository, a
+# file that did (a header whose own text and includes are unchanged cannot stop compiling:
+# the system headers are Debian's, fixed). The include graph is read from the text, which is
+# instant, where asking the compiler would cost what the check costs.
+header_units() {
+  local scope=$1 changed
+  sources "${product_dirs[@]}" | grep -E '\.h$' >"$2"
+  changed=$(changed_since_base)
+  [[ $scope == all || $changed == all ]] && return
+  sources "${product_dirs[@]}" | grep -E '\.h$' | xargs -r grep -HoE '^#include "hark/[^"]+"' |
+    sed -E 's/:#include "hark\/(.*)"$/ \1/' | awk -v changed="$changed" '
+      BEGIN { n = split(changed, list, "\n"); for (i = 1; i <= n; i++) dirty[list[i]] = 1 }
+      { includers[$2] = includers[$2] " " $1; files[$1] = 1 }
+      END {
+        # Spread "dirty" from each changed file to its includers until nothing changes.
+        do {
+          grew = 0
+          for (f in dirty) {
+            m = split(includers[f], by, " ")
+            for (i = 1; i <= m; i++) if (!(by[i] in dirty)) { dirty[by[i]] = 1; grew = 1 }
+          }
+        } while (grew)
+        for (f in dirty) print f
+      }' | grep -Fx -f - "$2" >"$2.dirty"
+  mv "$2.dirty" "$2"
+}
+
 check_headers() {
-  local flags failures includes
+  local flags failures includes scope=${1:-changed}
   # Includes are written "hark/core/...": the root is found as hark/, as the build does.
   includes=$(mktemp -d)
   trap 'rm -rf "$includes"' RETURN
   ln -s "$PWD" "$includes/hark"
+  header_units "$scope" "$includes/units"
+  echo "headers: $(grep -c . "$includes/units") of $(sources "${product_dirs[@]}" | grep -cE '\.h$') ($scope since $(cat tools/tidy-base.txt 2>/dev/null || echo 'no base'))"
   flags="-std=c++20 -fsyntax-only -Wall -Wextra -Werror -I$includes $(pkg-config --cflags liburing libxxhash)"
-  failures=$(sources "${product_dirs[@]}" | grep -E '\.h$' |
+  failures=$(cat "$includes/units" |
     xargs -r -P "$jobs" -I{} sh -c \
       "echo '#include \"{}\"' | g++ $flags -x c++ - >/dev/null 2>&1 || echo {}")
   if [[ -n $failures ]]; then
@@ -115,19 +156,17 @@ check_headers() {
 # most of CI's release stage (docs/build.md §Lint). A base that is not an ancestor of HEAD, a
 # changed .clang-tidy, or a build without depfiles checks every TU.
 tidy_units() {
-  local build_dir=$1 scope=$2 base changed
+  local build_dir=$1 scope=$2 changed
   # Only what this build compiles: a TU of an optional target whose packages are missing (the
   # raft spike, bench/raft_spike/CMakeLists.txt) has no compile command to be checked with.
   grep -oE '"file": *"[^"]+"' "$build_dir/tidy/compile_commands.json" |
     sed -E 's/^"file": *"(.*)"$/\1/; s#^'"$PWD"'/##' | sort -u >"$build_dir/tidy/compiled"
   sources "${product_dirs[@]}" tools bench tests | grep -E '\.cc$' | grep -v '^tests/fuzz/' |
     grep -Fxf "$build_dir/tidy/compiled" >"$build_dir/tidy/all"
-  base=$(cat tools/tidy-base.txt 2>/dev/null)
-  if [[ $scope == all || -z $base ]] || ! git merge-base --is-ancestor "$base" HEAD 2>/dev/null; then
+  changed=$(changed_since_base)
+  if [[ $scope == all || $changed == all ]] || grep -qx '.clang-tidy' <<<"$changed"; then
     cat "$build_dir/tidy/all"; return
   fi
-  changed=$( { git diff --name-only "$base" --; git ls-files --others --exclude-standard; } | sort -u)
-  if grep -qx '.clang-tidy' <<<"$changed"; then cat "$build_dir/tidy/all"; return; fi
   ninja -C "$build_dir" -t deps 2>/dev/null | awk -v root="$PWD/" -v changed="$changed" '
     BEGIN { n = split(changed, list, "\n"); for (i = 1; i <= n; i++) touched[list[i]] = 1 }
     /^[^ ]/ { source = ""; hit = 0; next }
@@ -159,9 +198,10 @@ case ${1:-} in
   format) check_format ;;
   layering) check_layering ;;
   banned) check_banned ;;
-  headers) check_headers ;;
+  headers) check_headers changed ;;
+  headers-all) check_headers all ;;
   cites) check_cites ;;
   tidy) check_tidy "${2:?build dir}" changed ;;
   tidy-all) check_tidy "${2:?build dir}" all ;;
-  *) echo "usage: $0 format|layering|banned|cites|headers|tidy|tidy-all [build-dir]" >&2; exit 2 ;;
+  *) echo "usage: $0 format|layering|banned|cites|headers|headers-all|tidy|tidy-all [build-dir]" >&2; exit 2 ;;
 esac

@@ -5,6 +5,7 @@
 // same OwnershipMap harkd uses, so every case knows a migration must (or must not) happen.
 #include <signal.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -187,6 +188,38 @@ TEST_F(HarkdMigration, AConsumerParkedAfterMovingIsWokenByAProducerThatMovedToo)
   ASSERT_TRUE(clients[1]->ping().ok());  // Its move follows its answer.
   const HarkdStats after = harkd_stats();
   EXPECT_GE(after.by_shard[owner_of(0)], 3u) << "producer, consumer and second producer";
+}
+
+// Many consumers of one partition: each moves only while its owner shard holds at most the
+// slack more than the shard it leaves, so their answers go out from both shards.
+TEST_F(HarkdMigration, ConsumersOfOneHotPartitionFillItsOwnerShardOnlyUpToTheSlack) {
+  constexpr uint32_t consumers = 64;
+  constexpr uint32_t slack = 16;  // ShardServer::migration_slack.
+  const uint32_t owner = owner_of(0);
+  const uint32_t other = 1 - owner;
+  std::vector<std::unique_ptr<RawConnection>> connections;
+  for (uint32_t i = 0; i < consumers; i++) {
+    connections.push_back(std::make_unique<RawConnection>());
+    ASSERT_TRUE(connections.back()->connect_and_login(address()));
+  }
+  const HarkdStats connected = harkd_stats();
+  for (uint32_t i = 0; i < consumers; i++) {
+    // An empty immediate poll of partition 0 decides the move; the ping after it is answered
+    // once the move is done.
+    ASSERT_TRUE(connections[i]->exchange(request_frame(
+        poll_request(i + 1, 0, offset_strategy(0), 10, std::chrono::microseconds(0)))));
+    ASSERT_TRUE(connections[i]->exchange(request_frame(protocol::PingRequest{})));
+  }
+  const HarkdStats after = harkd_stats();
+  // Moves stopped once the owner held the slack more than the other shard (the kernel's
+  // spread of the accepts may have put more there to begin with: nothing moves away).
+  EXPECT_LE(after.by_shard[owner],
+            std::max(connected.by_shard[owner], after.by_shard[other] + slack + 1))
+      << "accepted " << connected.by_shard[owner] << "/" << connected.by_shard[other] << ", after "
+      << after.by_shard[owner] << "/" << after.by_shard[other];
+  if (connected.by_shard[owner] + slack < connected.by_shard[other]) {
+    EXPECT_GT(after.migrations, 0u) << "an owner below its share takes consumers";
+  }
 }
 
 TEST_F(HarkdMigration, BalancedAndKeyedProducersAndGroupMembersStayWhereTheyAre) {
