@@ -239,18 +239,17 @@ void Connection::forward_done(Result<std::span<const std::byte>> response) {
 
 void Connection::not_run(uint32_t refused_by, bool retry) {
   const bool waits = routing_.deadline.has_value();
-  if (shard_.stopping() || (waits && shard_.monotonic_now() >= *routing_.deadline)) {
-    if (waits) {
-      respond_empty_wait();
-    } else {
-      respond_error(Error::shard_communication_error);
-    }
-    return;
-  }
-  switch (cluster::reroute(*shard_.cluster_view(), routing_.key, refused_by, waits,
-                           routing_.reroutes)) {
-    case cluster::Reroute::now: reroute(); return;
+  const cluster::Reroute decision =
+      shard_.stopping() ? (waits ? cluster::Reroute::wait : cluster::Reroute::give_up)
+                        : cluster::reroute(*shard_.cluster_view(), routing_.key, refused_by, waits,
+                                           routing_.reroutes);
+  switch (decision) {
+    case cluster::Reroute::now: reroute(); return;  // Past its deadline too: it asks at once.
     case cluster::Reroute::wait:
+      if (shard_.stopping() || shard_.monotonic_now() >= *routing_.deadline) {
+        respond_empty_wait();
+        return;
+      }
       forward_busy_ = true;
       await_view(refused_by, retry);
       return;
