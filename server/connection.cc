@@ -342,8 +342,8 @@ void Connection::op_done() {
     return;
   }
   if (refused_here()) {
-    not_run(shard_.cluster_view()->self,
-            true);  // Its partition moved away (connection_forward.cc).
+    // Its partition moved away from this node: routed again (connection_forward.cc).
+    not_run(shard_.cluster_view()->self, true);
     return;
   }
   respond_to_op();
