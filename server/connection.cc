@@ -313,6 +313,8 @@ void Connection::next_request() {
 void Connection::start_request(uint32_t code, std::span<const std::byte> payload) {
   request_ = RequestState::answering;
   code_ = code;
+  payload_ = payload;
+  routing_ = Routing{};
   auto_commit_ = false;
   leg_commit_due_ = false;
   Status status = ok_status();
@@ -337,6 +339,11 @@ void Connection::op_done() {
   if (migration_ == MigrationState::deciding) decide_migration();
   if (phase_ == Phase::dropping) {
     close_if_idle();
+    return;
+  }
+  if (refused_here()) {
+    // Its partition moved away from this node: routed again (connection_forward.cc).
+    not_run(shard_.cluster_view()->self, true);
     return;
   }
   respond_to_op();

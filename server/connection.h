@@ -99,6 +99,9 @@ enum class MigrationState : uint8_t {
 
 // The list of a shard's connections awaiting login, oldest first (ShardServer).
 struct UnauthenticatedTag {};
+// The list of a shard's connections whose request waits for a newer cluster view
+// (ShardServer::await_view; connection_forward.cc).
+struct ViewWaitTag {};
 
 // An Operation a connection submits; its done() goes back to the connection.
 template <typename Op>
@@ -258,6 +261,7 @@ class UserJob final : public AuthJob {
 // (the operation is built in the connection's OpSlot; control-plane responses reuse one Bytes).
 class Connection final : public ListHook<>,
                          public ListHook<UnauthenticatedTag>,
+                         public ListHook<ViewWaitTag>,
                          private io::SendDone {
  public:
   // Takes ownership of `fd` (an accepted, connected socket). `client_id` is unique in the
@@ -296,6 +300,9 @@ class Connection final : public ListHook<>,
   bool busy() const { return recv_armed_ || hangup_armed_ || sender_.busy() || broker_busy(); }
   uint32_t client_id() const { return client_id_; }
   const std::string& peer() const { return peer_; }
+  // The shard holds a newer cluster view: a request waiting for one (await_view) is routed
+  // again if the view names an owner for it, else waits on (connection_forward.cc).
+  void view_changed();
 
  private:
   template <typename Op>
@@ -364,6 +371,7 @@ class Connection final : public ListHook<>,
     }
     uint32_t node = 0;
     uint32_t partition = 0;
+    core::PartitionKey key;  // The partition, by ids.
 
    private:
     Connection& connection_;
@@ -456,9 +464,25 @@ class Connection final : public ListHook<>,
   Status forward(const Request& request, uint32_t node, const core::PartitionKey& key);
   void forward_done(Result<std::span<const std::byte>> response);
   void forward_wait_over();
-  // A poll or notification with no live owner: answered empty at its deadline, as one that
-  // found nothing.
+  // A member's poll whose legs all failed (their links): answered empty at its deadline, as one
+  // that found nothing.
   void wait_unavailable(Instant deadline);
+  // Re-routing (docs/cluster.md §Moves): the routed request was not run by `refused_by` (it does
+  // not host the partition; 0: no live owner was found), decided by cluster::reroute(): routed
+  // again now, or it waits for a view (and, with `retry`, for a retry tick, since the view may
+  // already name `refused_by` while that node's own view lags), or 11001. A poll or
+  // notification never outlives its first deadline and never answers an error.
+  void not_run(uint32_t refused_by, bool retry);
+  void await_view(uint32_t refused_by, bool retry);
+  // Runs the request's frame again (decode, authorize, route) with what is left of its wait.
+  void reroute();
+  // The first routing's deadline of a poll or notification; routed again, the request's wait is
+  // set to what is left of it (as a forwarded request's is at the owner, link_hub.cc).
+  template <typename Request>
+  void keep_deadline(Request& request);
+  // The local operation of a routed request found its partition not hosted here (the broker's
+  // 11001, Broker::host).
+  bool refused_here() const;
   // How long a request may wait (polls, notifications), clamped to max_wait; nullopt: it never
   // waits.
   template <typename Request>
@@ -563,6 +587,19 @@ class Connection final : public ListHook<>,
   ForwardWait forward_wait_{*this};
   uint32_t forward_node_ = 0;       // Where forward_ went.
   uint32_t forward_partition_ = 0;  // Its partition (an empty poll answer names it).
+  // The routing of the request being answered (cluster mode; connection_forward.cc).
+  struct Routing {
+    bool active = false;              // route() named one partition (or a member's legs).
+    std::optional<Instant> deadline;  // A poll's or notification's, from its first routing.
+    core::PartitionKey key;           // The partition it was routed for (a leg's, refused).
+    uint32_t refused_by = 0;          // While waiting for a view: who did not run it.
+    uint32_t reroutes = 0;            // Times it was routed again.
+    Duration retry{};                 // The last retry tick's delay (doubles).
+    bool ticking = false;             // forward_wait_ is a retry tick, not the deadline.
+    bool again = false;               // Routed again: its wait is what is left.
+  };
+  Routing routing_;
+  std::span<const std::byte> payload_;  // The request frame's (pinned until finish_request).
   // A member's poll spread over owners (connection_group.cc); capacities reused.
   std::vector<std::unique_ptr<GroupLeg>> legs_;
   std::vector<uint32_t> assigned_;          // The member's partitions, the round robin's first.

@@ -21,6 +21,11 @@
 namespace hark::server {
 namespace {
 
+// A refused request that waits retries on a tick too, from this delay doubling up to the
+// largest: its view may already name the node that refused it, whose own view lags.
+constexpr Duration retry_min = std::chrono::milliseconds(2);
+constexpr Duration retry_max = std::chrono::milliseconds(256);
+
 // The partition by ids, if this node's catalog has it: a name, topic or partition it does not
 // know is left to the local path, which answers it with Iggy's not-found code.
 std::optional<core::PartitionKey> key_of(const core::Broker& broker,
@@ -132,6 +137,7 @@ std::optional<core::PartitionKey> Connection::routed_partition(
 
 template <typename Request>
 Result<bool> Connection::route(Request& request) {
+  keep_deadline(request);
   if constexpr (std::is_same_v<Request, protocol::PollMessagesRequest>) {
     if (request.consumer.kind == protocol::ConsumerKind::group && !request.partition_id) {
       return route_group_poll(request);
@@ -139,6 +145,9 @@ Result<bool> Connection::route(Request& request) {
   }
   const std::optional<core::PartitionKey> key = routed_partition(request);
   if (!key) return false;
+  routing_.active = true;
+  routing_.key = *key;
+  forward_partition_ = key->partition.value();
   const cluster::ClusterView& view = *shard_.cluster_view();
   const cluster::PartitionOwner owner = view.owner(*key);
   if (owner.kind == cluster::PartitionOwner::Kind::node) {
@@ -147,12 +156,25 @@ Result<bool> Connection::route(Request& request) {
     return true;
   }
   shard_.links()->shared().unavailable.fetch_add(1, std::memory_order_relaxed);
-  if (const std::optional<Duration> wait = request_wait(request)) {
-    forward_partition_ = key->partition.value();
-    wait_unavailable(shard_.monotonic_now() + *wait);
-    return true;
+  if (!routing_.deadline) return Error::shard_communication_error;
+  // A poll or notification waits for an owner, to its deadline.
+  forward_busy_ = true;
+  await_view(0, false);
+  return true;
+}
+
+template <typename Request>
+void Connection::keep_deadline(Request& request) {
+  if constexpr (requires { request.wait_timeout_us; }) {
+    const Instant now = shard_.monotonic_now();
+    if (!routing_.again) {
+      routing_.deadline = now + *request_wait(request);
+      return;
+    }
+    const Duration left = *routing_.deadline > now ? *routing_.deadline - now : Duration(0);
+    request.wait_timeout_us =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(left).count());
   }
-  return Error::shard_communication_error;
 }
 
 template <typename Request>
@@ -180,10 +202,7 @@ Status Connection::forward(const Request& request, uint32_t node, const core::Pa
       .client = client_id_,
       .code = code_,
       .flags = deduplicated<Request> ? cluster::LinkRequest::deduplicated : uint8_t{0}};
-  forward_.deadline.reset();
-  if (const std::optional<Duration> wait = request_wait(request)) {
-    forward_.deadline = shard_.monotonic_now() + *wait;
-  }
+  forward_.deadline = routing_.deadline;  // The first routing's: routed again, never extended.
   forward_node_ = node;
   forward_partition_ = key.partition.value();
   forward_busy_ = true;  // Before submit(): a link that cannot reach the node fails it at once.
@@ -198,34 +217,113 @@ void Connection::forward_done(Result<std::span<const std::byte>> response) {
     close_if_idle();
     return;
   }
+  if (response.ok() && cluster::not_hosted(*response)) {
+    not_run(forward_node_, true);  // Nothing ran there: its partition moved.
+    return;
+  }
   if (response.ok()) {
     out_.assign(response->begin(), response->end());
     parts_[0] = out_;
     send(1);
     return;
   }
-  // A poll or notification waits out its deadline, as on a partition with no live owner.
-  if (forward_.deadline && !shard_.stopping()) {
-    wait_unavailable(*forward_.deadline);
+  // The link failed it. A write may have run at the owner, so it is never sent elsewhere: the
+  // client gets 11001. A poll or notification waits for a view that names another owner, or
+  // its deadline.
+  if (!routing_.deadline) {
+    respond_error(response.error());
     return;
   }
-  if (forward_.deadline) {
-    forward_wait_over();
+  not_run(forward_node_, false);
+}
+
+void Connection::not_run(uint32_t refused_by, bool retry) {
+  const bool waits = routing_.deadline.has_value();
+  const cluster::Reroute decision =
+      shard_.stopping() ? (waits ? cluster::Reroute::wait : cluster::Reroute::give_up)
+                        : cluster::reroute(*shard_.cluster_view(), routing_.key, refused_by, waits,
+                                           routing_.reroutes);
+  switch (decision) {
+    case cluster::Reroute::now: reroute(); return;  // Past its deadline too: it asks at once.
+    case cluster::Reroute::wait:
+      if (shard_.stopping() || shard_.monotonic_now() >= *routing_.deadline) {
+        respond_empty_wait();
+        return;
+      }
+      forward_busy_ = true;
+      await_view(refused_by, retry);
+      return;
+    case cluster::Reroute::give_up:
+      HARK_LOG_INFO(
+          "connection %s: %s for partition %u/%u/%u not run: node %u does not host it "
+          "and the view names no other owner; answered 11001 (retryable)",
+          peer_, protocol::command_name(code_), routing_.key.stream.value(),
+          routing_.key.topic.value(), routing_.key.partition.value(), refused_by);
+      respond_error(Error::shard_communication_error);
+      return;
+  }
+}
+
+void Connection::await_view(uint32_t refused_by, bool retry) {
+  HARK_ASSERT(forward_busy_ && routing_.deadline);
+  routing_.refused_by = refused_by;
+  shard_.await_view(*this);
+  Instant at = *routing_.deadline;
+  routing_.ticking = false;
+  if (retry) {
+    routing_.retry = std::clamp(routing_.retry * 2, retry_min, retry_max);
+    const Instant tick = shard_.monotonic_now() + routing_.retry;
+    routing_.ticking = tick < at;
+    at = std::min(at, tick);
+  }
+  shard_.reactor().timers().add(forward_wait_, at);
+}
+
+void Connection::view_changed() {
+  HARK_ASSERT(forward_busy_ && routing_.deadline);
+  if (shard_.stopping() ||
+      cluster::reroute(*shard_.cluster_view(), routing_.key, routing_.refused_by, true,
+                       routing_.reroutes) != cluster::Reroute::now) {
+    shard_.await_view(*this);  // Nobody new: wait on (the timer still runs).
     return;
   }
-  respond_error(response.error());
+  shard_.reactor().timers().cancel(forward_wait_);
+  forward_busy_ = false;
+  reroute();
+}
+
+void Connection::reroute() {
+  HARK_ASSERT(!forward_busy_ && !op_busy_);
+  shard_.links()->shared().rerouted.fetch_add(1, std::memory_order_relaxed);
+  routing_.reroutes++;
+  routing_.again = true;
+  op_.reset();
+  leg_commit_due_ = false;
+  const Status status = dispatch(code_, payload_);
+  if (!status.ok()) respond_error(status.error());
+}
+
+bool Connection::refused_here() const {
+  return routing_.active && !op_.status().ok() &&
+         op_.status().error() == Error::shard_communication_error &&
+         shard_.cluster_view() != nullptr;
 }
 
 void Connection::wait_unavailable(Instant deadline) {
   forward_busy_ = true;
-  forward_.deadline = deadline;
+  routing_.ticking = false;
   shard_.reactor().timers().add(forward_wait_, deadline);
 }
 
 void Connection::forward_wait_over() {
   forward_busy_ = false;
+  if (static_cast<ListHook<ViewWaitTag>&>(*this).linked()) shard_.leave_view_wait(*this);
   if (phase_ == Phase::dropping) {
     close_if_idle();
+    return;
+  }
+  if (std::exchange(routing_.ticking, false) && !shard_.stopping()) {
+    reroute();  // A retry tick: the view may name the same node, whose own view caught up.
     return;
   }
   respond_empty_wait();
@@ -252,6 +350,7 @@ void Connection::respond_empty_wait() {
 void Connection::cancel_forward() {
   if (!forward_busy_) return;
   forward_busy_ = false;
+  if (static_cast<ListHook<ViewWaitTag>&>(*this).linked()) shard_.leave_view_wait(*this);
   if (forward_wait_.armed()) {
     shard_.reactor().timers().cancel(forward_wait_);
   } else if (forward_.linked()) {

@@ -116,6 +116,7 @@ void Connection::start_legs(const protocol::PollMessagesRequest& request,
     leg.deadline = deadline;
     leg.node = owner.assignment.node;
     leg.partition = partition;
+    leg.key = key_at(ids, partition);
     started++;
   }
   if (started == 0) {
@@ -142,6 +143,15 @@ void Connection::leg_done(GroupLeg& leg, Result<std::span<const std::byte>> resp
     } else {
       finish_request();
     }
+    return;
+  }
+  if (response.ok() && cluster::not_hosted(*response) && phase_ != Phase::dropping) {
+    // Its partition moved away: the member's poll is routed again whole, from the newest view
+    // and with what is left of its wait (connection_forward.cc), its other legs cancelled.
+    routing_.key = leg.key;
+    const uint32_t refused_by = leg.node;
+    cancel_legs();
+    not_run(refused_by, true);
     return;
   }
   const std::optional<uint64_t> last = response.ok() ? last_polled(*response) : std::nullopt;

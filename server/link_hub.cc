@@ -353,7 +353,13 @@ void LinkHub::encode_answer(Executed& executed) {
         }
       },
       executed.op);
-  if (!status.ok()) {
+  if (!status.ok() && status.error() == Error::shard_communication_error) {
+    // The broker's "not hosted here" (Broker::host): the partition moved away while the request
+    // was on its way or parked here. Nothing ran; the entry routes it again (docs/cluster.md
+    // §Moves), so a client never sees this answer.
+    add(shared_.not_hosted);
+    append_header(executed.answer, cluster::not_hosted_response());
+  } else if (!status.ok()) {
     append_header(executed.answer, protocol::error_response(status.error()));
   } else {
     std::visit(AnswerOf{executed.answer, executed.code}, executed.op);

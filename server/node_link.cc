@@ -45,10 +45,10 @@ std::string LinkShared::format() const {
   return absl::StrFormat(
       "links_up=%u link_handshakes_refused=%u link_tls_failures=%u links_dropped=%u forwarded=%u "
       "forwarded_executed=%u forwarded_replayed=%u forwarded_forgotten=%u forward_unavailable=%u "
-      "view_assignments=%u view_nodes=%u",
+      "forwarded_not_hosted=%u rerouted=%u view_assignments=%u view_nodes=%u",
       get(links_up), get(handshakes_refused), get(tls_failures), get(links_dropped), get(forwarded),
-      get(executed), get(replayed), get(refused_forgotten), get(unavailable), get(view_assignments),
-      get(view_nodes));
+      get(executed), get(replayed), get(refused_forgotten), get(unavailable), get(not_hosted),
+      get(rerouted), get(view_assignments), get(view_nodes));
 }
 
 // LinkSocket.

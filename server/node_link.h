@@ -55,6 +55,12 @@ struct LinkShared {
   std::atomic<uint64_t> replayed{0};           // Re-sent writes answered from the table.
   std::atomic<uint64_t> refused_forgotten{0};  // Re-sent ids older than the table's window.
   std::atomic<uint64_t> unavailable{0};        // Requests refused: owner dead or unassigned.
+  // Forwarded requests this node did not run because it does not host their partition (it
+  // moved away), answered link_status_not_hosted.
+  std::atomic<uint64_t> not_hosted{0};
+  // Requests the entry routed again after the node it sent them to did not host their
+  // partition, or once a view named an owner for them (docs/cluster.md §Moves).
+  std::atomic<uint64_t> rerouted{0};
   // The newest cluster view: its assignments and live nodes (for operators and tests).
   std::atomic<uint64_t> view_assignments{0};
   std::atomic<uint64_t> view_nodes{0};

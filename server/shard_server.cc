@@ -113,6 +113,10 @@ void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
   if (cluster_view_ && view->version <= cluster_view_->version) return;
   Ref<const cluster::ClusterView> previous = std::exchange(cluster_view_, std::move(view));
   host_assigned();
+  // Taken out first: a connection that still waits puts itself back.
+  IntrusiveList<Connection, ViewWaitTag> waiting;
+  waiting.splice_back(view_waiters_);
+  while (Connection* connection = waiting.pop_front()) connection->view_changed();
   if (id() != ShardId(0) || stopping_) return;
   // Members are journaled with ids that name their node: a node that left (its lease lapsed)
   // takes its members with it, and a restarted node drops those of its previous run, so no

@@ -104,7 +104,12 @@ class ShardServer final : private io::Completion {
   // On shard 0 it also removes from every consumer group the members of nodes that left, and
   // at this node's first registration its own members from before a restart (docs/cluster.md
   // §Consumer groups).
+  // Then every connection waiting for a newer view is told (Connection::view_changed).
   void set_cluster_view(Ref<const cluster::ClusterView> view);
+  // `connection`'s request waits for a newer view (docs/cluster.md §Moves); it leaves the list
+  // when told, or through leave_view_wait().
+  void await_view(Connection& connection) { view_waiters_.push_back(connection); }
+  void leave_view_wait(Connection& connection) { view_waiters_.remove(connection); }
   // Starts accepting clients (ServerShared::open_to_clients is set); again: nothing.
   void accept_clients() { arm_accept(); }
   // This shard's node links (cluster mode), or null.
@@ -188,6 +193,7 @@ class ShardServer final : private io::Completion {
   IntrusiveList<Connection> retired_;          // Closed, to be freed by collect().
   // In awaiting_login, oldest first: at most unauthenticated_share_.
   IntrusiveList<Connection, UnauthenticatedTag> unauthenticated_;
+  IntrusiveList<Connection, ViewWaitTag> view_waiters_;
   uint32_t unauthenticated_share_;
   std::array<std::byte, 16 * 1024> tls_plaintext_{};
   int spare_fd_ = -1;  // /dev/null, given up to accept one newcomer when files run out.

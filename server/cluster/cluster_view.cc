@@ -167,4 +167,13 @@ PartitionOwner ClusterView::owner(const core::PartitionKey& key) const {
           .assignment = found->second};
 }
 
+Reroute reroute(const ClusterView& view, const core::PartitionKey& key, uint32_t refused_by,
+                bool waits, uint32_t reroutes) {
+  const PartitionOwner owner = view.owner(key);
+  const bool elsewhere =
+      owner.kind == PartitionOwner::Kind::node && owner.assignment.node != refused_by;
+  if (waits) return elsewhere ? Reroute::now : Reroute::wait;
+  return elsewhere && reroutes < reroutes_max ? Reroute::now : Reroute::give_up;
+}
+
 }  // namespace hark::server::cluster

@@ -113,6 +113,22 @@ struct ClusterView final : RefCounted {
   PartitionOwner owner(const core::PartitionKey& key) const;
 };
 
+// What an entry node does with a request that no node ran (docs/cluster.md §Moves): the node it
+// was sent to (`refused_by`; this node itself for a local request) answered that it does not
+// host the partition (its assignment moved, or it has not opened it yet), or no node was asked
+// because `view` names no live owner (`refused_by` 0). One decision for every routed request,
+// local or forwarded, one-partition or a group member's leg:
+//   now:     `view` names a live owner other than `refused_by`: route it there. A request that
+//            does not wait (a send, an offset) is routed again at most `reroutes_max` times:
+//            it never ran, so sending it on cannot apply it twice (§Exactly once).
+//   wait:    a poll or notification (`waits`) whose view names nobody new yet: it waits for a
+//            newer view (or a retry, bounded by its deadline), never answers an error.
+//   give_up: a request that does not wait: the retryable 11001.
+enum class Reroute : uint8_t { now, wait, give_up };
+inline constexpr uint32_t reroutes_max = 1;
+Reroute reroute(const ClusterView& view, const core::PartitionKey& key, uint32_t refused_by,
+                bool waits, uint32_t reroutes);
+
 // Where the coordination thread hands each new view (harkd: the Server, which posts it to every
 // shard's Inbox). Called on the coordination thread.
 class ViewSink {

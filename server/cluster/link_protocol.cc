@@ -129,6 +129,19 @@ void append_link_response(uint64_t id, std::span<const std::byte> response, prot
   end_frame(writer, at);
 }
 
+std::array<std::byte, 8> not_hosted_response() {
+  static_assert(protocol::response_header_size == 8);
+  std::array<std::byte, 8> header{};
+  const uint32_t status = link_status_not_hosted;
+  std::memcpy(header.data(), &status, sizeof status);  // Little-endian, as every field.
+  return header;
+}
+
+bool not_hosted(std::span<const std::byte> response) {
+  return response.size() >= protocol::response_header_size &&
+         protocol::load_u32(response, 0) == link_status_not_hosted;
+}
+
 Result<LinkResponse> parse_link_response(std::span<const std::byte> body) {
   protocol::Reader reader(body);
   LinkResponse response;

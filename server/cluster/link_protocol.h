@@ -25,6 +25,7 @@ namespace hark::server::cluster {
 //   request    entry → owner       [u64 id][u64 answered below][u32 user][u32 client][u32 code]
 //                                  [u8 flags][u64 wait us][Iggy request payload]
 //   response   owner → entry       [u64 id][Iggy response: u32 status, u32 length, payload]
+//                                  (status link_status_not_hosted: see below)
 //   cancel     entry → owner       [u64 id]
 // Nothing but hello is accepted first, nothing but proof second, and no Iggy client frame is a
 // link frame, so a link never runs a client command.
@@ -37,7 +38,9 @@ enum class LinkKind : uint8_t {
   cancel = 6,
 };
 
-inline constexpr uint16_t link_version = 1;
+// 2: responses may carry link_status_not_hosted, which a version 1 entry would relay to its
+// client.
+inline constexpr uint16_t link_version = 2;
 inline constexpr size_t link_header_size = 5;
 inline constexpr size_t link_nonce_size = 32;
 inline constexpr size_t link_mac_size = 32;
@@ -102,6 +105,16 @@ struct LinkRequest {
 
 void append_link_request(const LinkRequest& request, protocol::Bytes& out);
 Result<LinkRequest> parse_link_request(std::span<const std::byte> body);
+// The status of an owner's response, on a link only and never written to a client, that says
+// "not run: this node does not host the partition" (its assignment moved to another node, or
+// this node has not opened it yet): the entry routes the request again from its newest view
+// (docs/cluster.md §Moves). Outside Iggy's status codes, so it cannot be mistaken for a real
+// 11001 (ShardCommunicationError), which the entry relays.
+inline constexpr uint32_t link_status_not_hosted = 0xFFFF'0001;
+// The whole answer with that status: [status][length 0].
+std::array<std::byte, 8> not_hosted_response();
+// True if `response` (a whole Iggy response) is a link_status_not_hosted answer.
+bool not_hosted(std::span<const std::byte> response);
 // `response` is a whole Iggy response ([status][length][payload]).
 void append_link_response(uint64_t id, std::span<const std::byte> response, protocol::Bytes& out);
 struct LinkResponse {

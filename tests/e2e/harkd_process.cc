@@ -343,6 +343,8 @@ std::optional<HarkdStats> parse_stats(const std::string& line) {
       {"forwarded_replayed", &HarkdStats::forwarded_replayed},
       {"forwarded_forgotten", &HarkdStats::forwarded_forgotten},
       {"forward_unavailable", &HarkdStats::forward_unavailable},
+      {"forwarded_not_hosted", &HarkdStats::forwarded_not_hosted},
+      {"rerouted", &HarkdStats::rerouted},
       {"view_assignments", &HarkdStats::view_assignments},
       {"view_nodes", &HarkdStats::view_nodes},
   };

@@ -67,6 +67,8 @@ struct HarkdStats {
   uint64_t forwarded_replayed = 0;
   uint64_t forwarded_forgotten = 0;
   uint64_t forward_unavailable = 0;
+  uint64_t forwarded_not_hosted = 0;
+  uint64_t rerouted = 0;
   uint64_t view_assignments = 0;
   uint64_t view_nodes = 0;
   uint32_t total() const;

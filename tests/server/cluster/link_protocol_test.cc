@@ -1,9 +1,9 @@
 // The node-link protocol (server/cluster/link_protocol.h) without sockets: frames round-trip and
 // malformed ones are rejected (the LinkReader across receives, with the limits before and after
-// the handshake), the handshake succeeds both ways with one secret and fails on
-// either side with another (or another cluster name), a client command or a frame out of turn
-// is refused, and the AnswerTable answers a re-sent write with its first answer, refuses ids it
-// forgot, and stays bounded. Label unit.
+// the handshake), an owner's not-hosted answer is told apart from a real 11001, the handshake
+// succeeds both ways with one secret and fails on either side with another (or another cluster
+// name), a client command or a frame out of turn is refused, and the AnswerTable answers a
+// re-sent write with its first answer, refuses ids it forgot, and stays bounded. Label unit.
 #include "hark/server/cluster/link_protocol.h"
 
 #include <unistd.h>
@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "hark/protocol/codec.h"
+#include "hark/protocol/framing.h"
 #include "hark/protocol/system_requests.h"
 
 namespace hark::server::cluster {
@@ -75,6 +76,20 @@ TEST(LinkFrames, RequestResponseCancelRoundTrip) {
   frame = only_frame(out);
   EXPECT_EQ(frame.kind, LinkKind::cancel);
   EXPECT_EQ(*parse_link_cancel(frame.body), 5u);
+}
+
+// An owner's "not hosted here" answer crosses the link whole and is told apart from a real
+// ShardCommunicationError (11001), which the entry relays to its client.
+TEST(LinkFrames, NotHostedIsALinkStatusApartFromIggysCodes) {
+  protocol::Bytes out;
+  append_link_response(9, not_hosted_response(), out);
+  const Result<LinkResponse> response = parse_link_response(only_frame(out).body);
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->id, 9u);
+  EXPECT_TRUE(not_hosted(response->response));
+  EXPECT_FALSE(not_hosted(protocol::error_response(Error::shard_communication_error)));
+  EXPECT_FALSE(not_hosted(protocol::ok_response_header(0)));
+  EXPECT_FALSE(not_hosted(std::span<const std::byte>()));
 }
 
 TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
