@@ -302,6 +302,10 @@ class LinkHub final : private io::Completion {
   bool busy() const;
   void collect();
 
+  // The figures each owner last answered to this entry shard (connection_figures.cc): a
+  // partition whose owner is dead or did not answer in time is reported with these, else 0.
+  std::map<core::PartitionKey, core::PartitionInfo>& last_figures() { return last_figures_; }
+
   // The owner side.
   // Runs a forwarded request from `link` (its first run, or a re-send).
   void execute(InboundLink& link, const cluster::LinkPeer& peer,
@@ -327,6 +331,8 @@ class LinkHub final : private io::Completion {
   void answer_error(InboundLink& link, uint64_t id, Error error);
   // A parked poll or notification is cancelled in the broker; anything else runs on.
   void cancel_waiting(Executed& executed);
+  // A figures request (docs/cluster.md §Figures): answered at once from this shard's catalog.
+  Status answer_figures(Executed& executed);
   template <typename Request>
   Status start_notify(Executed& executed, const cluster::LinkRequest& request,
                       Status (*fill)(const Request&, uint32_t, core::Notify&));
@@ -345,6 +351,8 @@ class LinkHub final : private io::Completion {
   std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<EntryState>> entries_;
   std::vector<std::unique_ptr<Executed>> executed_owned_;
   std::vector<Executed*> executed_free_;
+  std::vector<core::PartitionFigures> figures_;  // answer_figures' (capacity reused).
+  std::map<core::PartitionKey, core::PartitionInfo> last_figures_;
 };
 
 }  // namespace hark::server
