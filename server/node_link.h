@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -20,6 +21,7 @@
 #include "hark/io/socket.h"
 #include "hark/io/timer_wheel.h"
 #include "hark/protocol/writer.h"
+#include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/link_protocol.h"
 #include "hark/server/tls.h"
 
@@ -55,9 +57,20 @@ struct LinkShared {
   std::atomic<uint64_t> replayed{0};           // Re-sent writes answered from the table.
   std::atomic<uint64_t> refused_forgotten{0};  // Re-sent ids older than the table's window.
   std::atomic<uint64_t> unavailable{0};        // Requests refused: owner dead or unassigned.
-  // The newest cluster view: its assignments and live nodes (for operators and tests).
+  // The newest cluster view (Server::publish_cluster_view): its assignments and live nodes, and
+  // for /metrics its draining nodes, the partitions it assigns here, its moves, whether this
+  // node is its controller and its etcd revision.
   std::atomic<uint64_t> view_assignments{0};
   std::atomic<uint64_t> view_nodes{0};
+  std::atomic<uint64_t> view_draining{0};
+  std::atomic<uint64_t> view_assigned_here{0};
+  std::atomic<uint64_t> view_moves{0};
+  std::atomic<bool> view_controller_here{false};
+  std::atomic<int64_t> view_revision{0};
+  // Outbound links up now, per peer node, summed over the shards (each dials its own).
+  std::array<std::atomic<uint32_t>, cluster::node_id_max + 1> peers_up{};
+  // Whether this node reaches etcd (the coordination thread's steps).
+  cluster::EtcdHealth etcd;
   std::string format() const;  // The stats line's part.
 };
 

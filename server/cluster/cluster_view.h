@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -111,6 +112,23 @@ struct ClusterView final : RefCounted {
   const NodeInfo* node(uint32_t id) const;
   bool is_draining(uint32_t id) const;
   PartitionOwner owner(const core::PartitionKey& key) const;
+};
+
+// Whether this node reaches etcd, as the coordination thread last found it (its steps), for
+// /metrics (docs/operations.md §Metrics). Written by that thread, read at a scrape; relaxed.
+struct EtcdHealth {
+  std::atomic<bool> ok{false};               // The last step succeeded.
+  std::atomic<uint64_t> failures_in_row{0};  // Steps failed since the last that succeeded.
+  std::atomic<uint64_t> failures{0};         // Steps failed since the start.
+  void stepped(bool succeeded) {
+    ok.store(succeeded, std::memory_order_relaxed);
+    if (succeeded) {
+      failures_in_row.store(0, std::memory_order_relaxed);
+    } else {
+      failures_in_row.fetch_add(1, std::memory_order_relaxed);
+      failures.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 };
 
 // Where the coordination thread hands each new view (harkd: the Server, which posts it to every
