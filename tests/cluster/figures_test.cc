@@ -13,6 +13,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,6 +36,21 @@ using namespace std::chrono_literals;
 using protocol::Identifier;
 
 constexpr uint32_t partitions = 3;
+
+// Every thread of `pid` is stopped (state T in /proc/<pid>/task/*/stat): a SIGSTOP is queued
+// at once but takes effect as each thread is next scheduled.
+bool all_threads_stopped(pid_t pid) {
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t state = line.rfind(") ");
+    if (state == std::string::npos || line[state + 2] != 'T') return false;
+  }
+  return !error;
+}
 
 class ClusterFigures : public ::testing::Test {
  protected:
@@ -169,6 +186,7 @@ TEST_F(ClusterFigures, AnOwnerStoppedOrKilledLeavesTheOthersAnsweringWithItsLast
   EXPECT_EQ(settled_topic_via(2), before);
   // Stopped: its links still connect (the kernel accepts), nothing answers: the bound applies.
   cluster_.node(3).signal(SIGSTOP);
+  ASSERT_TRUE(wait_until([&] { return all_threads_stopped(cluster_.node(3).pid()); }));
   for (const uint32_t id : {1u, 2u}) {
     const auto started = std::chrono::steady_clock::now();
     const auto topic = topic_via(id);
@@ -177,6 +195,10 @@ TEST_F(ClusterFigures, AnOwnerStoppedOrKilledLeavesTheOthersAnsweringWithItsLast
     EXPECT_EQ(*topic, before) << "via node " << id << " with node 3 stopped";
     EXPECT_LT(took, 5s) << "via node " << id;  // The bound is 1 s; generous for CI.
   }
+  // Node 1 asked node 3 while it was still in its view: the bound ended the wait, and said so.
+  EXPECT_NE(cluster_.node(1).stderr_tail(400).find("node 3 did not answer for figures within"),
+            std::string::npos)
+      << cluster_.node(1).stderr_tail();
   // Killed: its links are refused, then it leaves the views; the answers stay the same.
   cluster_.kill(3);
   for (const uint32_t id : {1u, 2u}) {
