@@ -27,7 +27,7 @@ struct MetricsHttpCounts {
 struct ClusterMetrics {
   uint64_t nodes = 0;                // Live nodes in the view.
   uint64_t draining = 0;             // Nodes asked to give up their partitions.
-  uint64_t partitions_assigned = 0;  // Partitions the view assigns to this node.
+  uint64_t partitions_assigned = 0;  // Assignments naming this node (tombstones too).
   uint64_t moves_planned = 0;        // Moves in progress in the view.
   bool controller = false;           // This node is the view's controller.
   int64_t view_revision = 0;         // The etcd revision the view reflects.
