@@ -475,6 +475,7 @@ void Connection::cancel_in_flight() {
   // the client reads. (Closing lets it finish, bounded by limits.write_timeout.)
   if (sender_.busy()) shard_.ring().cancel(sender_);
   cancel_forward();
+  cancel_figures();
   if (!op_busy_ || wait_cancelled_) return;
   // A parked poll or notify of a client that went away: cancel it (done() follows, maybe at
   // once).

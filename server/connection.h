@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
@@ -293,7 +294,7 @@ class Connection final : public ListHook<>,
   // True while the broker or the AuthPool may still call back (an operation, an auto-commit,
   // the leaving of its groups or a user command in flight).
   bool broker_busy() const {
-    return op_busy_ || commit_busy_ || leave_busy_ || user_busy_ || forward_busy_;
+    return op_busy_ || commit_busy_ || leave_busy_ || user_busy_ || forward_busy_ || figures_busy_;
   }
   // True while the kernel, the broker or the AuthPool may still call back: the connection
   // cannot close, migrate or be freed.
@@ -376,6 +377,31 @@ class Connection final : public ListHook<>,
    private:
     Connection& connection_;
   };
+  // GetStream(s) and GetTopic(s) in cluster mode (connection_figures.cc; docs/cluster.md
+  // §Figures): the figures request to one owner node, and the bound on the owners' answers.
+  class FiguresLeg final : public Forward {
+   public:
+    explicit FiguresLeg(Connection& connection) : connection_(connection) {}
+    void forward_done(Result<std::span<const std::byte>> response) override {
+      connection_.figures_leg_done(*this, response);
+    }
+    uint32_t node = 0;
+
+   private:
+    Connection& connection_;
+  };
+  class FiguresWait final : public io::Timer {
+   public:
+    explicit FiguresWait(Connection& connection) : connection_(connection) {}
+    void expire() override { connection_.figures_timed_out(); }
+
+   private:
+    Connection& connection_;
+  };
+  // The local answer whose figures are being summed.
+  using FiguresAnswer =
+      std::variant<std::monostate, core::StreamDetails, std::vector<core::StreamInfo>,
+                   core::TopicDetails, std::vector<core::TopicInfo>>;
   class ForwardWait final : public io::Timer {
    public:
     explicit ForwardWait(Connection& connection) : connection_(connection) {}
@@ -509,6 +535,19 @@ class Connection final : public ListHook<>,
   // After the winner's answer is written: its offset, stored at its owner.
   void commit_leg();
 
+  // Cluster mode: the figures of the partitions `answer` covers (within `scope`) are gathered
+  // from their owners, one request per owner node, for at most figures_timeout, then summed
+  // into `answer`, which is sent. One node: `answer` is sent as it is.
+  void respond_figures(FiguresAnswer answer, const cluster::FiguresScope& scope);
+  void start_figures();
+  FiguresLeg& figures_leg_at(size_t index);
+  void figures_leg_done(FiguresLeg& leg, Result<std::span<const std::byte>> response);
+  void figures_timed_out();
+  void finish_figures();
+  void cancel_figures();
+  void respond_figures_answer();
+  static constexpr Duration figures_timeout = std::chrono::seconds(1);
+
   // The rows of commands.inc (connection_commands.cc): code → decode → authorize → handler.
   // Ok: a response is under way. An error: answer it.
   Status dispatch(uint32_t code, std::span<const std::byte> payload);
@@ -614,6 +653,14 @@ class Connection final : public ListHook<>,
   uint32_t leg_commit_node_ = 0;
   uint32_t leg_commit_partition_ = 0;
   uint64_t leg_commit_offset_ = 0;
+  // GetStream(s)/GetTopic(s) in cluster mode (connection_figures.cc); capacities reused.
+  std::vector<std::unique_ptr<FiguresLeg>> figures_legs_;
+  FiguresWait figures_wait_{*this};
+  FiguresAnswer figures_answer_;
+  cluster::FiguresScope figures_scope_;
+  size_t figures_out_ = 0;                                     // Legs still at their owners.
+  std::map<core::PartitionKey, core::PartitionInfo> figures_;  // Every partition in scope.
+  std::vector<core::PartitionFigures> figures_read_;
   Ref<const UserTable> users_;     // The users snapshot last looked at.
   uint32_t user_id_ = UINT32_MAX;  // Logged in as; UINT32_MAX: not logged in.
   // get_me / get_client / get_clients: the clients to answer about, while their groups are
@@ -645,6 +692,7 @@ class Connection final : public ListHook<>,
   bool leave_busy_ = false;      // The LeaveGroups is submitted.
   bool user_busy_ = false;       // The UserJob is with the AuthPool.
   bool forward_busy_ = false;    // forward_ is at another node, or forward_wait_ runs.
+  bool figures_busy_ = false;    // figures_legs_ are at their owners, figures_wait_ runs.
   // Facts about the client, not phases.
   bool joined_group_ = false;  // Asked to join a group: leave every group on close.
   bool registered_ = false;    // Listed in the ClientRegistry.

@@ -32,7 +32,7 @@ Status Connection::get_stream(const protocol::GetStreamRequest& request, core::G
 void Connection::respond_get_stream(const core::GetStream& op) {
   // A missing stream is OK with an empty payload, as in Iggy 0.8.0.
   if (op.result) {
-    respond_encoded(stream_details_response(*op.result));
+    respond_figures(*op.result, {.stream = op.result->stream.id});
   } else {
     respond_ok();
   }
@@ -44,7 +44,7 @@ Status Connection::get_streams(const protocol::GetStreamsRequest& /*request*/,
 }
 
 void Connection::respond_get_streams(const core::GetStreams& op) {
-  respond_encoded(streams_response(op.streams));
+  respond_figures(op.streams, {});
 }
 
 Status Connection::delete_stream(const protocol::DeleteStreamRequest& request,
@@ -72,7 +72,9 @@ Status Connection::get_topic(const protocol::GetTopicRequest& request, core::Get
 
 void Connection::respond_get_topic(const core::GetTopic& op) {
   if (op.result) {
-    respond_encoded(topic_details_response(*op.result));
+    const Result<core::Broker::ResolvedIds> ids = shard_.broker().resolve(op.stream, &op.topic);
+    respond_figures(*op.result, {.stream = ids.ok() ? std::optional(ids->stream) : std::nullopt,
+                                 .topic = op.result->topic.id});
   } else {
     respond_ok();
   }
@@ -83,7 +85,8 @@ Status Connection::get_topics(const protocol::GetTopicsRequest& request, core::G
 }
 
 void Connection::respond_get_topics(const core::GetTopics& op) {
-  respond_encoded(topics_response(op.topics));
+  const Result<core::Broker::ResolvedIds> ids = shard_.broker().resolve(op.stream, nullptr);
+  respond_figures(op.topics, {.stream = ids.ok() ? std::optional(ids->stream) : std::nullopt});
 }
 
 Status Connection::delete_topic(const protocol::DeleteTopicRequest& request,

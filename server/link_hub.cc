@@ -251,6 +251,7 @@ void LinkHub::execute(InboundLink& link, const cluster::LinkPeer& peer,
 Status LinkHub::start_op(Executed& executed, const cluster::LinkRequest& request) {
   // Each case decodes into the operation its Connection handler fills (connection_requests.cc).
   const std::span<const std::byte> payload = executed.payload;
+  if (request.code == cluster::figures_code) return answer_figures(executed);
   switch (static_cast<protocol::Command>(request.code)) {
     case protocol::Command::send_messages: {
       HARK_TRY_ASSIGN(const protocol::SendMessagesRequest decoded,
@@ -305,6 +306,27 @@ Status LinkHub::start_op(Executed& executed, const cluster::LinkRequest& request
                                                              &fill_wait_for_condition);
     default: return Error::invalid_command;
   }
+}
+
+Status LinkHub::answer_figures(Executed& executed) {
+  HARK_TRY_ASSIGN(const cluster::FiguresScope scope,
+                  cluster::parse_figures_request(executed.payload));
+  shard_.broker().partition_figures(scope.stream, scope.topic, figures_);
+  // Only what this node owns in its view: a cell it hosted before a move keeps old figures.
+  const cluster::ClusterView* view = shard_.cluster_view();
+  std::erase_if(figures_, [&](const core::PartitionFigures& entry) {
+    const cluster::PartitionOwner owner =
+        view != nullptr ? view->owner(entry.key) : cluster::PartitionOwner{};
+    return owner.kind != cluster::PartitionOwner::Kind::node || owner.assignment.node != view->self;
+  });
+  if (figures_.size() > cluster::figures_max) {
+    HARK_LOG_WARN("figures for node %u: %u partitions, only the first %u answered",
+                  executed.entry.first, figures_.size(), cluster::figures_max);
+  }
+  executed.op.emplace<std::monostate>();
+  cluster::append_figures_answer(figures_, executed.answer);
+  finished(executed);
+  return ok_status();
 }
 
 template <typename Request>

@@ -172,6 +172,36 @@ void log_stats(core::Broker& broker, const Server& server) {
       server.connection_counters().format() + server.links_format());
 }
 
+// Cluster mode's part of a scrape: LinkShared's counters and the newest view's gauges, read
+// as they are (nothing on the data path waits for a scrape).
+std::optional<ClusterMetrics> cluster_metrics(const Server& server) {
+  const LinkShared* links = server.links();
+  if (links == nullptr) return std::nullopt;
+  const auto get = [](const auto& value) { return value.load(std::memory_order_relaxed); };
+  ClusterMetrics c{.nodes = get(links->view_nodes),
+                   .draining = get(links->view_draining),
+                   .partitions_assigned = get(links->view_assigned_here),
+                   .moves_planned = get(links->view_moves),
+                   .controller = get(links->view_controller_here),
+                   .view_revision = get(links->view_revision),
+                   .etcd_ok = get(links->etcd.ok),
+                   .etcd_failures_in_row = get(links->etcd.failures_in_row),
+                   .etcd_failures = get(links->etcd.failures),
+                   .link_handshakes = get(links->links_up),
+                   .link_handshakes_refused = get(links->handshakes_refused),
+                   .links_dropped = get(links->links_dropped),
+                   .link_tls_failures = get(links->tls_failures),
+                   .forwarded = get(links->forwarded),
+                   .forwarded_executed = get(links->executed),
+                   .forwarded_replayed = get(links->replayed),
+                   .forwarded_forgotten = get(links->refused_forgotten),
+                   .forward_unavailable = get(links->unavailable)};
+  for (uint32_t peer = 0; peer < links->peers_up.size(); ++peer) {
+    if (const uint32_t up = get(links->peers_up[peer]); up > 0) c.links_up.emplace_back(peer, up);
+  }
+  return c;
+}
+
 // One scrape of /metrics: a GetStats tour with the series (the stats line's mechanism: each
 // shard adds its own counters and partitions on its thread), plus the server's and process's
 // figures. Runs on the metrics thread, which alone waits for the tour.
@@ -198,6 +228,7 @@ std::string scrape(core::Broker& broker, const Server& server, const ServerOptio
     snapshot.refusals[i] = counters.count(static_cast<Refusal>(i));
   }
   snapshot.receive_paused = counters.receive_paused();
+  snapshot.cluster = cluster_metrics(server);
   return render_metrics(snapshot);
 }
 
@@ -277,6 +308,7 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
   cluster::CoordinationOptions settings;
   settings.journal = &journal;
   settings.entries = &entries;
+  settings.health = server.links() != nullptr ? &server.links()->etcd : nullptr;
   settings.etcd = {.endpoints = options.etcd_endpoints,
                    .user = options.etcd_user,
                    .password = options.etcd_password,

@@ -2,6 +2,8 @@
 // histograms need no library (docs/operations.md §Metrics says why not prometheus-cpp).
 #include "hark/server/metrics.h"
 
+#include <algorithm>
+
 #include <absl/strings/str_format.h>
 
 #include "hark/core/base/version.h"
@@ -216,6 +218,56 @@ void write_http(TextWriter& out, const MetricsHttpCounts& http) {
   }
 }
 
+void write_cluster_view(TextWriter& out, const ClusterMetrics& c) {
+  out.one("hark_cluster_nodes", "gauge", "Live nodes in this node's cluster view", c.nodes);
+  out.one("hark_cluster_nodes_draining", "gauge", "Nodes asked to give up their partitions",
+          c.draining);
+  out.one("hark_cluster_partitions_assigned", "gauge", "Partitions the view assigns to this node",
+          c.partitions_assigned);
+  out.one("hark_cluster_moves_planned", "gauge", "Partition moves in progress in the view",
+          c.moves_planned);
+  out.one("hark_cluster_is_controller", "gauge", "1 if this node is the cluster's controller",
+          uint64_t{c.controller});
+  out.family("hark_cluster_view_revision", "gauge", "The etcd revision this node's view reflects");
+  out.sample("hark_cluster_view_revision", "",
+             static_cast<uint64_t>(std::max<int64_t>(c.view_revision, 0)));
+  out.one("hark_cluster_etcd_up", "gauge", "1 if the coordination thread's last step reached etcd",
+          uint64_t{c.etcd_ok});
+  out.one("hark_cluster_etcd_consecutive_failures", "gauge",
+          "Coordination steps failed since the last that reached etcd", c.etcd_failures_in_row);
+  out.one("hark_cluster_etcd_failures_total", "counter", "Coordination steps that failed",
+          c.etcd_failures);
+}
+
+void write_cluster_links(TextWriter& out, const ClusterMetrics& c) {
+  out.family("hark_cluster_links_up", "gauge",
+             "Node links from this node's shards to a peer that are up now");
+  for (const auto& [peer, up] : c.links_up) {
+    out.sample("hark_cluster_links_up", absl::StrFormat("{peer=\"%u\"}", peer), uint64_t{up});
+  }
+  out.one("hark_cluster_link_handshakes_total", "counter",
+          "Node link handshakes that succeeded, both ends", c.link_handshakes);
+  out.one("hark_cluster_link_handshakes_refused_total", "counter",
+          "Node links refused (wrong secret, frames out of turn, timeouts, too many)",
+          c.link_handshakes_refused);
+  out.one("hark_cluster_link_tls_failures_total", "counter",
+          "Node links closed by a TLS handshake or record failure", c.link_tls_failures);
+  out.one("hark_cluster_links_dropped_total", "counter", "Node links closed after their handshake",
+          c.links_dropped);
+  out.one("hark_cluster_forwarded_total", "counter",
+          "Requests this node sent to another node (forwards, group poll legs, figures)",
+          c.forwarded);
+  out.one("hark_cluster_forwarded_executed_total", "counter",
+          "Requests from other nodes this node ran as owner", c.forwarded_executed);
+  out.one("hark_cluster_forwarded_replayed_total", "counter",
+          "Re-sent writes answered from the table of first answers", c.forwarded_replayed);
+  out.one("hark_cluster_forwarded_forgotten_total", "counter",
+          "Re-sent writes refused: older than the table of first answers", c.forwarded_forgotten);
+  out.one("hark_cluster_forward_unavailable_total", "counter",
+          "Requests for a partition with no live owner (11001, or a poll waiting out its deadline)",
+          c.forward_unavailable);
+}
+
 }  // namespace
 
 std::string render_metrics(const MetricsSnapshot& snapshot) {
@@ -227,6 +279,10 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
   write_partitions(out, snapshot.series);
   write_lags(out, snapshot.series);
   write_http(out, snapshot.http);
+  if (snapshot.cluster) {
+    write_cluster_view(out, *snapshot.cluster);
+    write_cluster_links(out, *snapshot.cluster);
+  }
   return out.take();
 }
 

@@ -360,6 +360,7 @@ void OutboundLink::handshake_done(const cluster::LinkPeer& peer) {
   state_ = State::up;
   delay_ = dial_backoff_min;
   add(hub_.shared().links_up);
+  hub_.shared().peers_up[node_].fetch_add(1, std::memory_order_relaxed);
   const bool same_owner = owner_incarnation_ == 0 || owner_incarnation_ == peer.incarnation;
   HARK_LOG_INFO("link to node %u up (%s incarnation)", node_, same_owner ? "same" : "a new");
   owner_incarnation_ = peer.incarnation;
@@ -398,7 +399,10 @@ void OutboundLink::on_closed() {
   const State was = state_;
   state_ = State::down;
   dialer_.reset();
-  if (was == State::up) add(hub_.shared().links_dropped);
+  if (was == State::up) {
+    add(hub_.shared().links_dropped);
+    hub_.shared().peers_up[node_].fetch_sub(1, std::memory_order_relaxed);
+  }
   if (stopped_) {
     fail_all();
     return;

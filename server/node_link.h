@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -20,6 +21,7 @@
 #include "hark/io/socket.h"
 #include "hark/io/timer_wheel.h"
 #include "hark/protocol/writer.h"
+#include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/link_protocol.h"
 #include "hark/server/tls.h"
 
@@ -61,9 +63,20 @@ struct LinkShared {
   // Requests the entry routed again after the node it sent them to did not host their
   // partition, or once a view named an owner for them (docs/cluster.md §Moves).
   std::atomic<uint64_t> rerouted{0};
-  // The newest cluster view: its assignments and live nodes (for operators and tests).
+  // The newest cluster view (Server::publish_cluster_view): its assignments and live nodes, and
+  // for /metrics its draining nodes, the partitions it assigns here, its moves, whether this
+  // node is its controller and its etcd revision.
   std::atomic<uint64_t> view_assignments{0};
   std::atomic<uint64_t> view_nodes{0};
+  std::atomic<uint64_t> view_draining{0};
+  std::atomic<uint64_t> view_assigned_here{0};
+  std::atomic<uint64_t> view_moves{0};
+  std::atomic<bool> view_controller_here{false};
+  std::atomic<int64_t> view_revision{0};
+  // Outbound links up now, per peer node, summed over the shards (each dials its own).
+  std::array<std::atomic<uint32_t>, cluster::node_id_max + 1> peers_up{};
+  // Whether this node reaches etcd (the coordination thread's steps).
+  cluster::EtcdHealth etcd;
   std::string format() const;  // The stats line's part.
 };
 
@@ -308,6 +321,10 @@ class LinkHub final : private io::Completion {
   bool busy() const;
   void collect();
 
+  // The figures each owner last answered to this entry shard (connection_figures.cc): a
+  // partition whose owner is dead or did not answer in time is reported with these, else 0.
+  std::map<core::PartitionKey, core::PartitionInfo>& last_figures() { return last_figures_; }
+
   // The owner side.
   // Runs a forwarded request from `link` (its first run, or a re-send).
   void execute(InboundLink& link, const cluster::LinkPeer& peer,
@@ -333,6 +350,8 @@ class LinkHub final : private io::Completion {
   void answer_error(InboundLink& link, uint64_t id, Error error);
   // A parked poll or notification is cancelled in the broker; anything else runs on.
   void cancel_waiting(Executed& executed);
+  // A figures request (docs/cluster.md §Figures): answered at once from this shard's catalog.
+  Status answer_figures(Executed& executed);
   template <typename Request>
   Status start_notify(Executed& executed, const cluster::LinkRequest& request,
                       Status (*fill)(const Request&, uint32_t, core::Notify&));
@@ -351,6 +370,8 @@ class LinkHub final : private io::Completion {
   std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<EntryState>> entries_;
   std::vector<std::unique_ptr<Executed>> executed_owned_;
   std::vector<Executed*> executed_free_;
+  std::vector<core::PartitionFigures> figures_;  // answer_figures' (capacity reused).
+  std::map<core::PartitionKey, core::PartitionInfo> last_figures_;
 };
 
 }  // namespace hark::server

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -179,6 +180,15 @@ void Server::publish_cluster_view(Ref<const cluster::ClusterView> view) {
   if (shared_.links != nullptr) {
     shared_.links->view_assignments.store(view->assignments.size(), std::memory_order_relaxed);
     shared_.links->view_nodes.store(view->nodes.size(), std::memory_order_relaxed);
+    shared_.links->view_draining.store(view->draining.size(), std::memory_order_relaxed);
+    shared_.links->view_assigned_here.store(
+        std::ranges::count_if(view->assignments,
+                              [&](const auto& entry) { return entry.second.node == view->self; }),
+        std::memory_order_relaxed);
+    shared_.links->view_moves.store(view->moves.size(), std::memory_order_relaxed);
+    shared_.links->view_controller_here.store(view->controller == view->self,
+                                              std::memory_order_relaxed);
+    shared_.links->view_revision.store(view->revision, std::memory_order_relaxed);
   }
   for (ShardServer* shard : shared_.shards) {
     if (shard != nullptr) shard->reactor().post_from_outside(*new ViewDelivery(*shard, view));

@@ -69,6 +69,9 @@ class Server final : public core::ShardHooks, public cluster::ViewSink {
   uint64_t migrations_refused() const {
     return shared_.migrations_refused.load(std::memory_order_relaxed);
   }
+  // Cluster mode's shared counters and gauges (node links, the newest view, etcd's reach), or
+  // null on one node (any thread).
+  LinkShared* links() const { return shared_.links.get(); }
   // The node links' counters for the stats line, " links_up=..." (empty on one node).
   std::string links_format() const {
     return shared_.links != nullptr ? " " + shared_.links->format() : std::string();

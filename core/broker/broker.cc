@@ -248,6 +248,23 @@ Status Broker::member_partitions(const NameOrId& stream, const NameOrId& topic,
   return ok_status();
 }
 
+void Broker::partition_figures(std::optional<uint32_t> stream, std::optional<uint32_t> topic,
+                               std::vector<PartitionFigures>& out) const {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  out.clear();
+  for (const auto& [stream_id, stream_entry] : shard->catalog().streams) {
+    if (stream && *stream != stream_id) continue;
+    for (const auto& [topic_id, topic_entry] : stream_entry->topics) {
+      if (topic && *topic != topic_id) continue;
+      for (const auto& cell : topic_entry->partitions) {
+        out.push_back(PartitionFigures{.key = cell->key, .info = cell->info()});
+      }
+    }
+  }
+}
+
 Status Broker::host(std::span<const PartitionKey> keys) {
   BrokerShard* const shard = BrokerShard::current();
   HARK_ASSERT(shard != nullptr);

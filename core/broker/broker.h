@@ -152,6 +152,14 @@ class Broker {
   Status member_partitions(const NameOrId& stream, const NameOrId& topic, const NameOrId& group,
                            uint32_t member, std::vector<uint32_t>& partitions) const;
 
+  // The figures of every partition of the calling shard's catalog now, of one stream when
+  // `stream` is set, of one topic of it when `topic` is too, in key order, into `out` (cleared
+  // first): for a cluster node, which sums what the owners of a stream's partitions report
+  // (docs/cluster.md §Figures). On a shard of this broker only. Control plane: walks the
+  // catalog.
+  void partition_figures(std::optional<uint32_t> stream, std::optional<uint32_t> topic,
+                         std::vector<PartitionFigures>& out) const;
+
   // With BrokerOptions::hosted_only, on a shard of this broker only: this shard hosts exactly
   // the partitions `keys` names from now on (a cluster node: those assigned to it). It opens
   // the ones of its catalog it owns and has not opened, closes the ones it has that `keys` no

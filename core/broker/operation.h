@@ -11,6 +11,7 @@
 #include "hark/core/base/result.h"
 #include "hark/core/base/units.h"
 #include "hark/core/broker/name_or_id.h"
+#include "hark/core/partition_key.h"
 #include "hark/io/reactor.h"
 
 namespace hark::core {
@@ -59,6 +60,13 @@ struct PartitionInfo {
   uint64_t current_offset = 0;  // Last offset; 0 when empty (as Iggy reports it).
   uint64_t size_bytes = 0;
   uint64_t messages_count = 0;
+};
+
+// One partition's figures with its key, as its owning shard last published them (zero on a
+// cluster node that does not host it): Broker::partition_figures.
+struct PartitionFigures {
+  PartitionKey key;
+  PartitionInfo info;
 };
 
 struct TopicInfo {

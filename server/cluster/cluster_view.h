@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -128,6 +129,22 @@ enum class Reroute : uint8_t { now, wait, give_up };
 inline constexpr uint32_t reroutes_max = 1;
 Reroute reroute(const ClusterView& view, const core::PartitionKey& key, uint32_t refused_by,
                 bool waits, uint32_t reroutes);
+// Whether this node reaches etcd, as the coordination thread last found it (its steps), for
+// /metrics (docs/operations.md §Metrics). Written by that thread, read at a scrape; relaxed.
+struct EtcdHealth {
+  std::atomic<bool> ok{false};               // The last step succeeded.
+  std::atomic<uint64_t> failures_in_row{0};  // Steps failed since the last that succeeded.
+  std::atomic<uint64_t> failures{0};         // Steps failed since the start.
+  void stepped(bool succeeded) {
+    ok.store(succeeded, std::memory_order_relaxed);
+    if (succeeded) {
+      failures_in_row.store(0, std::memory_order_relaxed);
+    } else {
+      failures_in_row.fetch_add(1, std::memory_order_relaxed);
+      failures.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+};
 
 // Where the coordination thread hands each new view (harkd: the Server, which posts it to every
 // shard's Inbox). Called on the coordination thread.

@@ -66,6 +66,7 @@ void CoordinationThread::run() {
     // While a command waits for the others, their progress is read at every step: step often.
     const bool waiting = metadata && metadata->waiting();
     const Status stepped = agent.step(waiting ? std::chrono::milliseconds(5) : wait);
+    if (options_.health != nullptr) options_.health->stepped(stepped.ok());
     // The shards get the new view before this node's metadata progress is published: a
     // command answered on that progress is then routable here (docs/cluster.md §Metadata).
     const Ref<const ClusterView> view = agent.view();

@@ -21,6 +21,8 @@ struct CoordinationOptions {
   // entries go. Null: no metadata journal (a test of membership alone).
   JournalLink* journal = nullptr;
   EntrySink* entries = nullptr;
+  // Where each step's outcome is counted (for /metrics), or null.
+  EtcdHealth* health = nullptr;
 };
 
 // harkd's coordination thread (`hark-coord`): the only thread that talks to etcd. It steps a

@@ -1,5 +1,6 @@
 #include "hark/server/cluster/link_protocol.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -168,6 +169,76 @@ Result<uint64_t> parse_link_cancel(std::span<const std::byte> body) {
   HARK_TRY_ASSIGN(const uint64_t id, reader.u64());
   if (!reader.empty()) return Error::invalid_command;
   return id;
+}
+
+void append_figures_request(const FiguresScope& scope, protocol::Bytes& out) {
+  protocol::Writer writer(out);
+  writer.u8(scope.stream ? 1 : 0);
+  writer.u32(scope.stream.value_or(0));
+  writer.u8(scope.topic ? 1 : 0);
+  writer.u32(scope.topic.value_or(0));
+}
+
+Result<FiguresScope> parse_figures_request(std::span<const std::byte> payload) {
+  protocol::Reader reader(payload);
+  FiguresScope scope;
+  HARK_TRY_ASSIGN(const uint8_t has_stream, reader.u8());
+  HARK_TRY_ASSIGN(const uint32_t stream, reader.u32());
+  HARK_TRY_ASSIGN(const uint8_t has_topic, reader.u8());
+  HARK_TRY_ASSIGN(const uint32_t topic, reader.u32());
+  if (!reader.empty() || has_stream > 1 || has_topic > 1 || (has_topic == 1 && has_stream == 0)) {
+    return Error::invalid_command;
+  }
+  if (has_stream == 1) scope.stream = stream;
+  if (has_topic == 1) scope.topic = topic;
+  return scope;
+}
+
+void append_figures_answer(std::span<const core::PartitionFigures> figures, protocol::Bytes& out) {
+  const size_t count = std::min(figures.size(), figures_max);
+  const auto header = protocol::ok_response_header(4 + count * figures_entry_size);
+  out.insert(out.end(), header.begin(), header.end());
+  protocol::Writer writer(out);
+  writer.u32(static_cast<uint32_t>(count));
+  for (const core::PartitionFigures& entry : figures.first(count)) {
+    writer.u32(entry.key.stream.value());
+    writer.u32(entry.key.topic.value());
+    writer.u32(entry.key.partition.value());
+    writer.u32(entry.info.segments_count);
+    writer.u64(entry.info.current_offset);
+    writer.u64(entry.info.size_bytes);
+    writer.u64(entry.info.messages_count);
+  }
+}
+
+Status parse_figures_answer(std::span<const std::byte> response,
+                            std::vector<core::PartitionFigures>& out) {
+  out.clear();
+  protocol::Reader reader(response);
+  HARK_TRY_ASSIGN(const uint32_t status, reader.u32());
+  HARK_TRY_ASSIGN(const uint32_t length, reader.u32());
+  if (status != 0) return Error::shard_communication_error;  // The owner refused it.
+  HARK_TRY_ASSIGN(const uint32_t count, reader.u32());
+  if (count > figures_max || length != reader.remaining() + 4 ||
+      reader.remaining() != count * figures_entry_size) {
+    return Error::invalid_command;
+  }
+  out.reserve(count);
+  for (uint32_t i = 0; i < count; i++) {
+    core::PartitionFigures entry;
+    HARK_TRY_ASSIGN(const uint32_t stream, reader.u32());
+    HARK_TRY_ASSIGN(const uint32_t topic, reader.u32());
+    HARK_TRY_ASSIGN(const uint32_t partition, reader.u32());
+    entry.key = core::PartitionKey{
+        .stream = StreamId(stream), .topic = TopicId(topic), .partition = PartitionId(partition)};
+    entry.info.id = partition;
+    HARK_TRY_ASSIGN(entry.info.segments_count, reader.u32());
+    HARK_TRY_ASSIGN(entry.info.current_offset, reader.u64());
+    HARK_TRY_ASSIGN(entry.info.size_bytes, reader.u64());
+    HARK_TRY_ASSIGN(entry.info.messages_count, reader.u64());
+    out.push_back(entry);
+  }
+  return ok_status();
 }
 
 LinkMac link_mac(LinkDirection direction, std::string_view secret, std::string_view cluster,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hark/core/base/result.h"
+#include "hark/core/broker/operation.h"
 #include "hark/protocol/writer.h"
 
 namespace hark::server::cluster {
@@ -124,6 +125,32 @@ struct LinkResponse {
 Result<LinkResponse> parse_link_response(std::span<const std::byte> body);
 void append_link_cancel(uint64_t id, protocol::Bytes& out);
 Result<uint64_t> parse_link_cancel(std::span<const std::byte> body);
+
+// Figures (docs/cluster.md §Figures): a request whose code is `figures_code` (no Iggy command
+// has it, and only a link carries it to shard 0's LinkHub) asks a node for the figures of the
+// partitions it owns in a scope; GetStream(s) and GetTopic(s) at an entry node sum them.
+//   request payload  [u8 has stream][u32 stream][u8 has topic][u32 topic]
+//   answer           an Iggy OK response whose payload is [u32 count] and count entries of
+//                    [u32 stream][u32 topic][u32 partition][u32 segments][u64 current offset]
+//                    [u64 size bytes][u64 messages]
+// An answer holds at most `figures_max` entries (2.5 MiB): the ones past it are left out.
+inline constexpr uint32_t figures_code = 0x48460001;
+inline constexpr size_t figures_max = 65536;
+inline constexpr size_t figures_entry_size = 40;
+struct FiguresScope {
+  std::optional<uint32_t> stream;  // None: every stream.
+  std::optional<uint32_t> topic;   // None: every topic of the stream (or of every stream).
+  bool operator==(const FiguresScope&) const = default;
+};
+void append_figures_request(const FiguresScope& scope, protocol::Bytes& out);
+Result<FiguresScope> parse_figures_request(std::span<const std::byte> payload);
+// The whole Iggy response; the first figures_max of `figures` only.
+void append_figures_answer(std::span<const core::PartitionFigures> figures, protocol::Bytes& out);
+// Into `out` (cleared first). Errors: shard_communication_error for an error answer (an owner
+// that does not serve figures), invalid_command for an answer that is malformed or holds more
+// than figures_max entries.
+Status parse_figures_answer(std::span<const std::byte> response,
+                            std::vector<core::PartitionFigures>& out);
 
 // Who a link's side is, for the handshake.
 struct LinkIdentity {

@@ -3,18 +3,15 @@
 // every family, histograms included, has samples) passes `promtool check metrics`
 // (Debian's `prometheus` package, installed by tools/install-deps.sh), which parses the text
 // format strictly and applies Prometheus' naming lint; and every query of docs/grafana-hark.json
-// parses as PromQL (`promtool check rules` over them, Grafana's variables replaced). Label
+// parses as PromQL (`promtool check rules` over them, Grafana's variables replaced); a single
+// node exports no cluster series. Label
 // promtool: it starts promtool beside harkd, so it runs in the release stage only.
-#include <stdio.h>
-#include <unistd.h>
-
 #include <fstream>
 #include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 
 #include "hark/tests/e2e/e2e_support.h"
 #include "hark/tests/e2e/metrics_support.h"
@@ -32,23 +29,6 @@ class MetricsPromtool : public HarkdTest {
     return options;
   }
 };
-
-// Runs `promtool check <what>` on `text` (a file); its exit code, and its output in `output`.
-int promtool_check(const std::string& what, const std::string& text, std::string& output) {
-  // One file per process: ctest runs the tests of this file in parallel, each in its own.
-  const std::string path =
-      testing::TempDir() + "hark_metrics_promtool_input." + std::to_string(::getpid());
-  std::ofstream(path) << text;
-  const std::string command = what == "metrics" ? "promtool check metrics < " + path
-                                                : "promtool check " + what + " " + path;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  size_t got = 0;
-  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, got);
-  const int status = ::pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 TEST_F(MetricsPromtool, ARealScrapePassesPromtoolCheckMetrics) {
   create_stream_and_topic(2);
@@ -79,6 +59,8 @@ TEST_F(MetricsPromtool, ARealScrapePassesPromtoolCheckMetrics) {
                        "\\\"quoted\\\"\\\\\"}"],
             1)
       << scraped->body;
+  // One node: no cluster series (docs/operations.md §Metrics).
+  EXPECT_EQ(scraped->body.find("hark_cluster_"), std::string::npos);
   std::string output;
   EXPECT_EQ(promtool_check("metrics", scraped->body, output), 0) << output << "\nscrape:\n"
                                                                  << scraped->body;

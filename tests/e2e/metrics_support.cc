@@ -2,16 +2,19 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 namespace hark::test {
 
@@ -82,6 +85,22 @@ std::optional<Scrape> scrape(uint16_t port) {
     result.samples[line.substr(0, space)] = std::stod(line.substr(space + 1));
   }
   return result;
+}
+
+int promtool_check(const std::string& what, const std::string& text, std::string& output) {
+  // One file per process: ctest runs the tests of this file in parallel, each in its own.
+  const std::string path =
+      testing::TempDir() + "hark_metrics_promtool_input." + std::to_string(::getpid());
+  std::ofstream(path) << text;
+  const std::string command = what == "metrics" ? "promtool check metrics < " + path
+                                                : "promtool check " + what + " " + path;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  size_t got = 0;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, got);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace hark::test

@@ -31,4 +31,8 @@ struct Scrape {
 };
 std::optional<Scrape> scrape(uint16_t port);
 
+// Runs Prometheus' `promtool check <what>` ("metrics", "rules") on `text` (a file); its exit
+// code (-1 if it could not run), and its output in `output`.
+int promtool_check(const std::string& what, const std::string& text, std::string& output);
+
 }  // namespace hark::test

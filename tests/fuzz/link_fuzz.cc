@@ -6,15 +6,17 @@
 // LinkSocket feeds it (server/node_link.cc), and each frame is handled as InboundLink,
 // OutboundLink and LinkHub::execute handle it: hello, proof and challenge by LinkAcceptor and
 // LinkDialer; requests by parse_link_request, the AnswerTable (trimmed and begun as the owner
-// does it) and the Iggy decoder of the forwarded command; responses by parse_link_response;
-// cancels. Every input must end in a closed link or wait for more bytes, never a crash, an
-// assertion, more buffered bytes than one frame's limit, or an AnswerTable that claims an id
-// it was never given or answers one with another's answer.
+// does it) and the Iggy decoder of the forwarded command (a figures request's scope too);
+// responses by parse_link_response and as a figures answer; cancels. Every input must end in a
+// closed link or wait for more bytes, never a crash, an assertion, more buffered bytes than one
+// frame's limit, or an AnswerTable that claims an id it was never given or answers one with
+// another's answer.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <set>
 #include <span>
+#include <vector>
 
 #include "hark/protocol/framing.h"
 #include "hark/protocol/request.h"
@@ -58,6 +60,7 @@ struct Owner {
     const hark::Result<LinkRequest> request = parse_link_request(body);
     if (!request.ok()) return false;
     (void)hark::protocol::decode_request(request->code, request->payload);
+    if (request->code == figures_code) (void)parse_figures_request(request->payload);
     if ((request->flags & LinkRequest::deduplicated) == 0) return true;
     table.trim_below(request->answered_below);
     const AnswerTable::Seen seen = table.begin(request->id);
@@ -150,6 +153,11 @@ class Side {
     const std::span<const std::byte> bytes = response->response;
     if (bytes.size() < hark::protocol::response_header_size ||
         hark::protocol::load_u32(bytes, 4) != bytes.size() - hark::protocol::response_header_size) {
+      __builtin_trap();
+    }
+    // A figures answer (connection_figures.cc): parsed whole or refused, within figures_max.
+    std::vector<hark::core::PartitionFigures> figures;
+    if (parse_figures_answer(bytes, figures).ok() && figures.size() > figures_max) {
       __builtin_trap();
     }
     return true;

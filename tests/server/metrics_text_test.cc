@@ -1,8 +1,9 @@
 // Covers the text exposition writer (server/metrics.h) and the latency histogram it reads
 // (core/base/histogram.h): bucket edges (a value on a bound counts in that bucket, as `le`
 // says), cumulative buckets ending in +Inf == _count, _sum in seconds, label values escaped,
-// the overflow series only when a cap dropped something, one HELP and TYPE per family, and
-// that docs/grafana-hark.json queries only families harkd exports.
+// the overflow series only when a cap dropped something, the cluster families only on a cluster
+// node, one HELP and TYPE per family, and that docs/grafana-hark.json queries only families
+// harkd exports.
 #include <fstream>
 #include <map>
 #include <regex>
@@ -113,8 +114,45 @@ TEST(MetricsText, EveryRefusalAndTheStatsLinesCountersAreExported) {
   EXPECT_EQ(samples.at("hark_shard_connections{shard=\"1\"}"), "1");
 }
 
+TEST(MetricsText, ClusterFamiliesOnlyOnAClusterNode) {
+  EXPECT_EQ(render_metrics(MetricsSnapshot{}).find("hark_cluster_"), std::string::npos);
+  MetricsSnapshot snapshot;
+  snapshot.cluster = ClusterMetrics{.nodes = 3,
+                                    .draining = 1,
+                                    .partitions_assigned = 4,
+                                    .moves_planned = 2,
+                                    .controller = true,
+                                    .view_revision = 42,
+                                    .etcd_ok = false,
+                                    .etcd_failures_in_row = 5,
+                                    .etcd_failures = 7,
+                                    .links_up = {{2, 2}, {3, 1}},
+                                    .forwarded = 9};
+  const auto samples = samples_of(render_metrics(snapshot));
+  EXPECT_EQ(samples.at("hark_cluster_nodes"), "3");
+  EXPECT_EQ(samples.at("hark_cluster_nodes_draining"), "1");
+  EXPECT_EQ(samples.at("hark_cluster_partitions_assigned"), "4");
+  EXPECT_EQ(samples.at("hark_cluster_moves_planned"), "2");
+  EXPECT_EQ(samples.at("hark_cluster_is_controller"), "1");
+  EXPECT_EQ(samples.at("hark_cluster_view_revision"), "42");
+  EXPECT_EQ(samples.at("hark_cluster_etcd_up"), "0");
+  EXPECT_EQ(samples.at("hark_cluster_etcd_consecutive_failures"), "5");
+  EXPECT_EQ(samples.at("hark_cluster_etcd_failures_total"), "7");
+  EXPECT_EQ(samples.at("hark_cluster_links_up{peer=\"2\"}"), "2");
+  EXPECT_EQ(samples.at("hark_cluster_links_up{peer=\"3\"}"), "1");
+  EXPECT_EQ(samples.count("hark_cluster_links_up{peer=\"1\"}"), 0u);
+  EXPECT_EQ(samples.at("hark_cluster_forwarded_total"), "9");
+}
+
+// Every family: a cluster node's too.
+MetricsSnapshot every_family() {
+  MetricsSnapshot snapshot;
+  snapshot.cluster = ClusterMetrics{};
+  return snapshot;
+}
+
 TEST(MetricsText, EveryFamilyHasOneHelpAndOneType) {
-  const std::string text = render_metrics(MetricsSnapshot{});
+  const std::string text = render_metrics(every_family());
   std::map<std::string, int> helps;
   std::map<std::string, int> types;
   std::istringstream lines(text);
@@ -135,7 +173,7 @@ TEST(MetricsText, TheGrafanaDashboardQueriesOnlyExportedFamilies) {
   std::ifstream file(std::string(HARK_SOURCE_DIR) + "/docs/grafana-hark.json");
   ASSERT_TRUE(file.good());
   const std::string dashboard((std::istreambuf_iterator<char>(file)), {});
-  const std::string exported = render_metrics(MetricsSnapshot{});
+  const std::string exported = render_metrics(every_family());
   const std::regex name(R"((hark|process)_[a-z_]+)");
   std::set<std::string> queried;
   for (auto it = std::sregex_iterator(dashboard.begin(), dashboard.end(), name);

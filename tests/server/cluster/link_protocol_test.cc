@@ -233,6 +233,76 @@ TEST(LinkHandshake, ClientCommandOrFrameOutOfTurnIsRefused) {
   EXPECT_TRUE(out.empty());
 }
 
+TEST(LinkFigures, RequestAndAnswerRoundTrip) {
+  for (const FiguresScope scope :
+       {FiguresScope{}, FiguresScope{.stream = 7}, FiguresScope{.stream = 0, .topic = 3}}) {
+    protocol::Bytes payload;
+    append_figures_request(scope, payload);
+    const Result<FiguresScope> parsed = parse_figures_request(payload);
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, scope);
+  }
+  const std::vector<core::PartitionFigures> figures = {
+      {.key = {StreamId(1), TopicId(2), PartitionId(3)},
+       .info = {.id = 3,
+                .segments_count = 4,
+                .current_offset = 5,
+                .size_bytes = 6,
+                .messages_count = 7}},
+      {.key = {StreamId(1), TopicId(2), PartitionId(4)},
+       .info = {.id = 4,
+                .segments_count = 1,
+                .current_offset = UINT64_MAX,
+                .size_bytes = UINT64_MAX - 1,
+                .messages_count = 0}}};
+  protocol::Bytes answer;
+  append_figures_answer(figures, answer);
+  std::vector<core::PartitionFigures> parsed;
+  ASSERT_TRUE(parse_figures_answer(answer, parsed).ok());
+  ASSERT_EQ(parsed.size(), 2u);
+  for (size_t i = 0; i < 2; i++) {
+    EXPECT_EQ(parsed[i].key, figures[i].key);
+    EXPECT_EQ(parsed[i].info.id, figures[i].info.id);
+    EXPECT_EQ(parsed[i].info.segments_count, figures[i].info.segments_count);
+    EXPECT_EQ(parsed[i].info.current_offset, figures[i].info.current_offset);
+    EXPECT_EQ(parsed[i].info.size_bytes, figures[i].info.size_bytes);
+    EXPECT_EQ(parsed[i].info.messages_count, figures[i].info.messages_count);
+  }
+}
+
+TEST(LinkFigures, MalformedOversizedOrRefusedAnswersAreErrors) {
+  protocol::Bytes request;
+  append_figures_request({.stream = 1, .topic = 2}, request);
+  request[5] = std::byte{1};  // has topic, no stream: refused.
+  request[0] = std::byte{0};
+  EXPECT_FALSE(parse_figures_request(request).ok());
+  request.push_back(std::byte{0});
+  EXPECT_FALSE(parse_figures_request(request).ok());
+  const std::vector<core::PartitionFigures> one = {
+      {.key = {StreamId(1), TopicId(1), PartitionId(1)}}};
+  protocol::Bytes answer;
+  append_figures_answer(one, answer);
+  std::vector<core::PartitionFigures> parsed;
+  protocol::Bytes cut(answer.begin(), answer.end() - 1);
+  EXPECT_EQ(parse_figures_answer(cut, parsed).error(), Error::invalid_command);
+  protocol::Bytes longer = answer;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(parse_figures_answer(longer, parsed).error(), Error::invalid_command);
+  // A count past figures_max is refused before anything is read or reserved.
+  protocol::Bytes huge(answer.begin(), answer.begin() + 8);
+  huge.insert(huge.end(), {std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0x7F}});
+  EXPECT_EQ(parse_figures_answer(huge, parsed).error(), Error::invalid_command);
+  // An owner that does not know the request answers an error: no figures from it.
+  const auto refused = protocol::error_response(Error::invalid_command);
+  EXPECT_EQ(parse_figures_answer(refused, parsed).error(), Error::shard_communication_error);
+  // At most figures_max entries go into an answer.
+  const std::vector<core::PartitionFigures> many(figures_max + 5);
+  protocol::Bytes capped;
+  append_figures_answer(many, capped);
+  ASSERT_TRUE(parse_figures_answer(capped, parsed).ok());
+  EXPECT_EQ(parsed.size(), figures_max);
+}
+
 TEST(AnswerTable, ResentWriteGetsItsFirstAnswer) {
   AnswerTable table(4);
   EXPECT_EQ(table.begin(1), AnswerTable::Seen::fresh);
