@@ -277,6 +277,7 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
   cluster::CoordinationOptions settings;
   settings.journal = &journal;
   settings.entries = &entries;
+  settings.moves = server.move_reports();
   settings.etcd = {.endpoints = options.etcd_endpoints,
                    .user = options.etcd_user,
                    .password = options.etcd_password,

@@ -167,4 +167,10 @@ PartitionOwner ClusterView::owner(const core::PartitionKey& key) const {
           .assignment = found->second};
 }
 
+std::optional<Move> ClusterView::move_of(const core::PartitionKey& key) const {
+  const auto found = moves.find(key);
+  if (found == moves.end()) return std::nullopt;
+  return found->second;
+}
+
 }  // namespace hark::server::cluster

@@ -111,6 +111,7 @@ struct ClusterView final : RefCounted {
   const NodeInfo* node(uint32_t id) const;
   bool is_draining(uint32_t id) const;
   PartitionOwner owner(const core::PartitionKey& key) const;
+  std::optional<Move> move_of(const core::PartitionKey& key) const;
 };
 
 // Where the coordination thread hands each new view (harkd: the Server, which posts it to every
