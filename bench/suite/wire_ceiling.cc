@@ -62,13 +62,20 @@ double iperf3_mb_per_s(int seconds) {
   const std::string iperf3 = PeerProcess::find_program("iperf3");
   if (iperf3.empty()) return -1;
   const std::string port = std::to_string(free_loopback_port());
-  // The server serves one client (-1) and exits; the client retries until it listens. A server
-  // that no client reached (it started late on a busy machine, or the port was taken) would
-  // wait for one forever: it is killed once the client loop ends.
-  const std::string command =
-      iperf3 + " -s -1 -B 127.0.0.1 -p " + port + " >/dev/null 2>&1 & for i in $(seq 50); do " +
-      iperf3 + " -c 127.0.0.1 -p " + port + " -t " + std::to_string(seconds) +
-      " -l 128K -J 2>/dev/null && break; sleep 0.1; done; " + "kill %1 2>/dev/null; wait";
+  // The server serves one client (-1) and exits; the client retries until it listens (iperf3
+  // 3.12 exits 0 with -J even when the connection was refused, so a try counts only once its
+  // JSON has the received sum). Each is bounded by `timeout`: a server no client reached (it
+  // started late on a busy machine, or the port was taken) would wait for one forever, and an
+  // iperf3 run once hung on a loaded machine (the smoke test's 180 s ran out in 1 of 6 runs); a
+  // run cut short reads as "iperf3 failed" and the blast row stands in.
+  const std::string client = "timeout " + std::to_string(seconds + 10) + " " + iperf3 +
+                             " -c 127.0.0.1 -p " + port + " -t " + std::to_string(seconds) +
+                             " -l 128K -J 2>/dev/null";
+  const std::string command = "timeout " + std::to_string(seconds + 20) + " " + iperf3 +
+                              " -s -1 -B 127.0.0.1 -p " + port +
+                              " >/dev/null 2>&1 & for i in $(seq 50); do out=$(" + client +
+                              "); case $out in *sum_received*) echo \"$out\"; break;; esac; " +
+                              "sleep 0.1; done; kill $! 2>/dev/null; wait";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return -1;
   std::string json;
