@@ -65,17 +65,7 @@ class ClusterFigures : public ::testing::Test {
       ASSERT_NE(readers_[id], nullptr) << id;
     }
     ASSERT_TRUE(cluster_.wait_for_all_members());
-    ASSERT_TRUE(senders_[1]->create_stream({.name = "s"}).ok());
-    protocol::CreateTopicRequest topic;
-    topic.stream_id = Identifier::numeric(0);
-    topic.partitions_count = partitions;
-    topic.name = "t";
-    ASSERT_TRUE(senders_[1]->create_topic(topic).ok());
-    for (uint32_t id = 1; id <= 3; id++) {
-      ASSERT_TRUE(wait_for_stats(cluster_.node(id), [](const HarkdStats& stats) {
-        return stats.view_assignments == partitions && stats.view_nodes == 3;
-      })) << cluster_.node(id).stderr_tail();
-    }
+    ASSERT_EQ(cluster_.create_topic_everywhere(*senders_[1], partitions), "");
     for (uint32_t p = 0; p < partitions; p++) {
       owner_of_[p] = cluster_.owner_of(0, 0, p);
       ASSERT_NE(owner_of_[p], 0u) << p;

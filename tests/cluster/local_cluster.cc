@@ -83,6 +83,23 @@ std::string LocalCluster::bound_link_address(uint32_t id) {
   return found;
 }
 
+std::string LocalCluster::create_topic_everywhere(client::Client& client, uint32_t partitions) {
+  if (!client.create_stream({.name = "s"}).ok()) return "create stream s failed";
+  protocol::CreateTopicRequest topic;
+  topic.stream_id = protocol::Identifier::numeric(0);
+  topic.partitions_count = partitions;
+  topic.name = "t";
+  if (!client.create_topic(topic).ok()) return "create topic t failed";
+  for (uint32_t id = 1; id <= options_.nodes; id++) {
+    const bool settled = wait_for_stats(node(id), [&](const HarkdStats& stats) {
+      return stats.view_assignments == partitions && stats.view_nodes == options_.nodes;
+    });
+    if (!settled)
+      return "node " + std::to_string(id) + "'s view never settled:\n" + node(id).stderr_tail();
+  }
+  return "";
+}
+
 bool LocalCluster::wait_for_all_members() {
   for (uint32_t id = 1; id <= options_.nodes; id++) {
     const bool all = wait_for_stats(

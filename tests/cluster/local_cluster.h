@@ -76,6 +76,10 @@ class LocalCluster {
   // spread over fewer (the controller assigns to the live nodes it knows). False if it never
   // did.
   bool wait_for_all_members();
+  // Through `client`: stream "s" (id 0) and its topic "t" (id 0) of `partitions` partitions, then
+  // waits until every node's view assigns all of them among all N nodes. Empty on success, else
+  // what failed.
+  std::string create_topic_everywhere(client::Client& client, uint32_t partitions);
   // The node the controller assigned (stream, topic, partition) to (numeric ids, read from
   // etcd); 0 if none.
   uint32_t owner_of(uint32_t stream, uint32_t topic, uint32_t partition);

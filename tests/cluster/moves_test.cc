@@ -37,17 +37,7 @@ class HarkdMoves : public ::testing::Test {
       ASSERT_NE(clients_[id], nullptr) << id;
     }
     ASSERT_TRUE(cluster_.wait_for_all_members());
-    ASSERT_TRUE(clients_[1]->create_stream({.name = "s"}).ok());
-    protocol::CreateTopicRequest topic;
-    topic.stream_id = Identifier::numeric(0);
-    topic.partitions_count = partitions;
-    topic.name = "t";
-    ASSERT_TRUE(clients_[1]->create_topic(topic).ok());
-    for (uint32_t id = 1; id <= 3; id++) {
-      ASSERT_TRUE(wait_for_stats(cluster_.node(id), [](const HarkdStats& stats) {
-        return stats.view_assignments == partitions && stats.view_nodes == 3;
-      })) << cluster_.node(id).stderr_tail();
-    }
+    ASSERT_EQ(cluster_.create_topic_everywhere(*clients_[1], partitions), "");
     // Three partitions over three nodes: one each. A owns p, B is where it moves, C the entry.
     for (uint32_t q = 0; q < partitions; q++) {
       if (cluster_.owner_of(0, 0, q) == a) p_ = q;
