@@ -361,9 +361,9 @@ class Connection final : public ListHook<>,
    private:
     Connection& connection_;
   };
-  // One leg of a group member's poll spread over the owners of its partitions
-  // (connection_group.cc): a one-partition poll parked at one owner; reused for the winner's
-  // auto-commit.
+  // One leg of a group member's poll or of a notification spread over the owners of its
+  // partitions (connection_group.cc): a one-partition request parked at one owner; reused for a
+  // poll's auto-commit of the winner.
   class GroupLeg final : public Forward {
    public:
     explicit GroupLeg(Connection& connection) : connection_(connection) {}
@@ -524,9 +524,21 @@ class Connection final : public ListHook<>,
   // its own link), the first data answers, the other legs are cancelled, and the auto-commit is
   // stored at the winner's owner once the answer is written.
   Result<bool> route_group_poll(protocol::PollMessagesRequest& request);
+  // A notification without a partition in cluster mode (docs/cluster.md §Notifications over
+  // several nodes): served here when every partition it watches is this node's; else one leg
+  // per watched partition, the first that holds answers. Over a total (WaitForLag, a totals()
+  // condition) with partitions on several nodes: FeatureUnavailable (5).
+  template <typename Request>
+  Result<bool> route_watch(Request& request);
+  // The partitions a notification without a partition watches into assigned_: a joined
+  // member's assignment, else the topic's. False when the local path should answer.
+  template <typename Request>
+  bool watched_partitions(const Request& request, const core::NameOrId& stream,
+                          const core::NameOrId& topic);
+  Result<bool> over_several_nodes();
   bool all_assigned_here(const core::Broker::ResolvedIds& ids) const;
-  void start_legs(const protocol::PollMessagesRequest& request,
-                  const core::Broker::ResolvedIds& ids, Instant deadline);
+  template <typename Request>
+  void start_legs(const Request& request, const core::Broker::ResolvedIds& ids, Instant deadline);
   GroupLeg& leg_at(size_t index);
   void leg_done(GroupLeg& leg, Result<std::span<const std::byte>> response);
   void legs_won(GroupLeg& leg, std::span<const std::byte> response, uint64_t last_offset);
@@ -639,9 +651,11 @@ class Connection final : public ListHook<>,
   };
   Routing routing_;
   std::span<const std::byte> payload_;  // The request frame's (pinned until finish_request).
-  // A member's poll spread over owners (connection_group.cc); capacities reused.
+  // A member's poll or a notification spread over owners (connection_group.cc); capacities
+  // reused.
   std::vector<std::unique_ptr<GroupLeg>> legs_;
-  std::vector<uint32_t> assigned_;          // The member's partitions, the round robin's first.
+  std::vector<uint32_t> assigned_;          // The partitions it spreads over (a member's: the
+                                            // round robin's first).
   protocol::PollMessagesRequest leg_poll_;  // The member's poll, as each leg sends it.
   uint32_t group_cursor_ = 0;               // Round robin over the assignment, one step a poll.
   size_t legs_out_ = 0;                     // Legs still at their owners.

@@ -51,8 +51,8 @@ std::optional<uint32_t> offset_partition(const Request& request) {
   return std::nullopt;
 }
 
-// A notification names its partition, or watches several (all of a consumer's, a member's
-// assignment): those are served here.
+// A notification names its partition; one that watches several (all of a consumer's, a
+// member's assignment) is route_watch's (connection_group.cc).
 template <typename Request>
 std::optional<core::PartitionKey> notify_partition(const core::Broker& broker,
                                                    const Request& request) {
@@ -142,6 +142,8 @@ Result<bool> Connection::route(Request& request) {
     if (request.consumer.kind == protocol::ConsumerKind::group && !request.partition_id) {
       return route_group_poll(request);
     }
+  } else if constexpr (notification<Request>) {
+    if (!request.partition_id) return route_watch(request);
   }
   const std::optional<core::PartitionKey> key = routed_partition(request);
   if (!key) return false;
@@ -369,5 +371,8 @@ template Result<bool> Connection::route(protocol::WaitForMessagesRequest&);
 template Result<bool> Connection::route(protocol::WaitForLagRequest&);
 template Result<bool> Connection::route(protocol::WaitForConditionRequest&);
 template std::optional<Duration> Connection::request_wait(const protocol::PollMessagesRequest&);
+template std::optional<Duration> Connection::request_wait(const protocol::WaitForMessagesRequest&);
+template std::optional<Duration> Connection::request_wait(const protocol::WaitForLagRequest&);
+template std::optional<Duration> Connection::request_wait(const protocol::WaitForConditionRequest&);
 
 }  // namespace hark::server

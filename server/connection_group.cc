@@ -1,16 +1,20 @@
-// A consumer-group member's poll in cluster mode (docs/cluster.md §Consumer groups). Membership
-// is journaled in etcd with the metadata, so every node deals the group's partitions to the
-// same members and the entry node reads the member's assignment from its own catalog. The
-// poll's Wait stays here: each leg is a one-partition poll parked at its partition's owner with
-// what is left of the wait (never extended) and without auto-commit; the first leg that brings
-// messages answers the client and the other legs are cancelled at their owners. A leg that
-// brought messages too late is dropped unanswered and, since nothing committed its offset, those
-// messages are polled again: no message is delivered twice or lost. The winner's offset is
-// stored at its owner once the answer is written, as a local poll's auto-commit.
+// Requests spread over the owners of several partitions in cluster mode, each part a *leg*
+// parked at one owner: a consumer-group member's poll and a notification without a partition
+// (docs/cluster.md §Consumer groups, §Notifications over several nodes). Membership is journaled
+// in etcd with the metadata, so every node deals the group's partitions to the same members and
+// the entry node reads the member's assignment (or the topic's partitions) from its own catalog.
+// The request's Wait stays here: each leg is a one-partition request parked at its partition's
+// owner with what is left of the wait (never extended), a poll's without auto-commit; the first
+// leg that brings something answers the client and the other legs are cancelled at their
+// owners. A poll's leg that brought messages too late is dropped unanswered and, since nothing
+// committed its offset, those messages are polled again: no message is delivered twice or lost.
+// The winner's offset is stored at its owner once the answer is written, as a local poll's
+// auto-commit.
 #include <algorithm>
 
 #include "hark/core/base/assert.h"
 #include "hark/core/base/log.h"
+#include "hark/core/broker/condition.h"
 #include "hark/protocol/codec.h"
 #include "hark/protocol/framing.h"
 #include "hark/protocol/poll_response.h"
@@ -33,11 +37,16 @@ uint32_t status_of(std::span<const std::byte> response) {
   return response.size() < 4 ? UINT32_MAX : protocol::load_u32(response, 0);
 }
 
-// The offset of the last message of an owner's poll answer; nullopt if it is an error or
-// brought no message.
-std::optional<uint64_t> last_polled(std::span<const std::byte> response) {
+// What a leg's answer brought: the offset of a poll's last message, or 0 for a notification
+// on whose partition the condition held; nullopt if it is an error or brought nothing.
+std::optional<uint64_t> brought(uint32_t code, std::span<const std::byte> response) {
   if (response.size() < protocol::response_header_size || status_of(response) != 0) {
     return std::nullopt;
+  }
+  if (code != protocol::command_code(protocol::Command::poll_messages)) {
+    // A notification's answer is a run of satisfied partitions, empty at its deadline.
+    if (response.size() == protocol::response_header_size) return std::nullopt;
+    return 0;
   }
   protocol::Reader reader(response.subspan(protocol::response_header_size));
   protocol::PollMessagesResponse polled;
@@ -74,6 +83,51 @@ Result<bool> Connection::route_group_poll(protocol::PollMessagesRequest& request
   return true;
 }
 
+template <typename Request>
+Result<bool> Connection::route_watch(Request& request) {
+  const Result<core::NameOrId> stream = name_or_id(request.stream_id);
+  const Result<core::NameOrId> topic = name_or_id(request.topic_id);
+  if (!stream.ok() || !topic.ok()) return false;
+  const Result<core::Broker::ResolvedIds> ids = shard_.broker().resolve(*stream, &*topic);
+  // Not found, an unknown condition, every partition here: the local path answers as one node.
+  if (!ids.ok() || !watched_partitions(request, *stream, *topic) || assigned_.empty() ||
+      all_assigned_here(*ids)) {
+    return false;
+  }
+  if constexpr (std::is_same_v<Request, protocol::WaitForConditionRequest>) {
+    const core::Condition* const condition = shard_.broker().find_condition(request.name);
+    if (condition == nullptr) return false;
+    if (condition->totals()) return over_several_nodes();
+  } else if constexpr (std::is_same_v<Request, protocol::WaitForLagRequest>) {
+    return over_several_nodes();
+  }
+  start_legs(request, *ids, shard_.monotonic_now() + *request_wait(request));
+  return true;
+}
+
+template <typename Request>
+bool Connection::watched_partitions(const Request& request, const core::NameOrId& stream,
+                                    const core::NameOrId& topic) {
+  if (request.consumer.kind == protocol::ConsumerKind::group) {
+    const Result<core::NameOrId> group = name_or_id(request.consumer.id);
+    if (!group.ok()) return false;
+    const Status member =
+        shard_.broker().member_partitions(stream, topic, *group, client_id_, assigned_);
+    if (member.ok()) return true;
+    // A watcher that has not joined watches the whole topic, as on one node.
+    if (member.error() != Error::consumer_group_member_not_found) return false;
+  }
+  return shard_.broker().topic_partitions(stream, topic, assigned_).ok();
+}
+
+Result<bool> Connection::over_several_nodes() {
+  // A total (the lag summed over partitions) would need every owner's measure at each change:
+  // not built; a watch naming one partition is served wherever that partition lives.
+  HARK_LOG_INFO("connection %s: %s over partitions of several nodes refused (5): name a partition",
+                peer_, protocol::command_name(code_));
+  return Error::feature_unavailable;
+}
+
 bool Connection::all_assigned_here(const core::Broker::ResolvedIds& ids) const {
   const cluster::ClusterView& view = *shard_.cluster_view();
   for (const uint32_t partition : assigned_) {
@@ -90,12 +144,18 @@ Connection::GroupLeg& Connection::leg_at(size_t index) {
   return *legs_[index];
 }
 
-void Connection::start_legs(const protocol::PollMessagesRequest& request,
-                            const core::Broker::ResolvedIds& ids, Instant deadline) {
+template <typename Request>
+void Connection::start_legs(const Request& request, const core::Broker::ResolvedIds& ids,
+                            Instant deadline) {
   const cluster::ClusterView& view = *shard_.cluster_view();
-  leg_poll_ = request;
-  leg_poll_.auto_commit = false;  // Stored here for the winner alone (commit_leg).
-  leg_commit_due_ = request.auto_commit;
+  Request each = request;
+  if constexpr (std::is_same_v<Request, protocol::PollMessagesRequest>) {
+    each.auto_commit = false;  // Stored here for the winner alone (commit_leg).
+    leg_poll_ = each;
+    leg_commit_due_ = request.auto_commit;
+  } else {
+    leg_commit_due_ = false;  // A notification reads nothing.
+  }
   legs_empty_ = 0;
   legs_failed_ = false;
   legs_deadline_ = deadline;
@@ -109,9 +169,9 @@ void Connection::start_legs(const protocol::PollMessagesRequest& request,
       continue;
     }
     GroupLeg& leg = leg_at(started);
-    leg_poll_.partition_id = partition;
+    each.partition_id = partition;
     leg.payload.clear();
-    if (!protocol::encode_payload(leg_poll_, leg.payload).ok()) continue;
+    if (!protocol::encode_payload(each, leg.payload).ok()) continue;
     leg.header = {.user = user_id_, .client = client_id_, .code = code_, .flags = 0};
     leg.deadline = deadline;
     leg.node = owner.assignment.node;
@@ -154,7 +214,7 @@ void Connection::leg_done(GroupLeg& leg, Result<std::span<const std::byte>> resp
     not_run(refused_by, true);
     return;
   }
-  const std::optional<uint64_t> last = response.ok() ? last_polled(*response) : std::nullopt;
+  const std::optional<uint64_t> last = response.ok() ? brought(code_, *response) : std::nullopt;
   if (last && phase_ != Phase::dropping) {
     legs_won(leg, *response, *last);
     return;
@@ -230,5 +290,9 @@ void Connection::commit_leg() {
   forward_busy_ = true;
   shard_.links()->link_to(leg.node).submit(leg);
 }
+
+template Result<bool> Connection::route_watch(protocol::WaitForMessagesRequest&);
+template Result<bool> Connection::route_watch(protocol::WaitForLagRequest&);
+template Result<bool> Connection::route_watch(protocol::WaitForConditionRequest&);
 
 }  // namespace hark::server

@@ -248,6 +248,17 @@ Status Broker::member_partitions(const NameOrId& stream, const NameOrId& topic,
   return ok_status();
 }
 
+Status Broker::topic_partitions(const NameOrId& stream, const NameOrId& topic,
+                                std::vector<uint32_t>& partitions) const {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  partitions.clear();
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard->catalog().topic(stream, topic));
+  for (uint32_t id = 0; id < entry->partitions.size(); id++) partitions.push_back(id);
+  return ok_status();
+}
+
 void Broker::partition_figures(std::optional<uint32_t> stream, std::optional<uint32_t> topic,
                                std::vector<PartitionFigures>& out) const {
   BrokerShard* const shard = BrokerShard::current();
@@ -289,6 +300,10 @@ void Broker::cancel(Notify& notify) {
 
 Status Broker::register_condition(std::string_view name, const Condition& condition) {
   return conditions_->add(name, condition);
+}
+
+const Condition* Broker::find_condition(std::string_view name) const {
+  return conditions_->find(name);
 }
 
 void Broker::stop() {

@@ -127,6 +127,8 @@ class Broker {
   // bytes, or one already registered (the built-ins hark.messages and hark.lag are). The
   // condition must outlive the broker.
   Status register_condition(std::string_view name, const Condition& condition);
+  // Any thread: the condition registered under `name`, or null.
+  const Condition* find_condition(std::string_view name) const;
 
   // The ids a stream (and a topic of it) have in the calling shard's catalog now, or Iggy's
   // not-found error (1009/1010, 2010/2011). On a shard of this broker only. For an embedding
@@ -151,6 +153,12 @@ class Broker {
   // 5000/5003), consumer_group_member_not_found (5006). On a shard of this broker only.
   Status member_partitions(const NameOrId& stream, const NameOrId& topic, const NameOrId& group,
                            uint32_t member, std::vector<uint32_t>& partitions) const;
+  // Every partition id of the topic in the calling shard's catalog now, into `partitions`
+  // (cleared first): what a consumer's notification without a partition watches, for a cluster
+  // entry node which spreads it over the partitions' owners. Errors: not found (1009/1010,
+  // 2010/2011). On a shard of this broker only.
+  Status topic_partitions(const NameOrId& stream, const NameOrId& topic,
+                          std::vector<uint32_t>& partitions) const;
 
   // The figures of every partition of the calling shard's catalog now, of one stream when
   // `stream` is set, of one topic of it when `topic` is too, in key order, into `out` (cleared
