@@ -1,9 +1,11 @@
 #include "hark/core/broker/internal/broker_shard.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
 #include "hark/core/base/log.h"
+#include "hark/core/broker/internal/flow.h"
 
 namespace hark::core::internal {
 
@@ -66,7 +68,7 @@ Error BrokerShard::missing(const PartitionCell& cell) const {
   return hosts(cell.key) ? Error::partition_not_found : Error::shard_communication_error;
 }
 
-Status BrokerShard::host(std::span<const PartitionKey> keys) {
+Status BrokerShard::host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving) {
   HARK_ASSERT(on_own_thread());
   hosted_ = absl::flat_hash_set<PartitionKey>(keys.begin(), keys.end());
   Status result;
@@ -82,7 +84,19 @@ Status BrokerShard::host(std::span<const PartitionKey> keys) {
       }
     }
   }
+  lift_fences(moving);
   return result;
+}
+
+void BrokerShard::lift_fences(std::span<const PartitionKey> moving) {
+  for (auto& [key, partition] : owned_) {
+    if (!partition->fenced() || std::find(moving.begin(), moving.end(), key) != moving.end()) {
+      continue;
+    }
+    HARK_LOG_INFO("partition %u/%u/%u: its move is gone, sends are admitted again",
+                  key.stream.value(), key.topic.value(), key.partition.value());
+    for (Append* append : partition->lift_fence()) append->at_owner(*this, *partition);
+  }
 }
 
 void BrokerShard::unhost(const PartitionKey& key) {
@@ -90,6 +104,8 @@ void BrokerShard::unhost(const PartitionKey& key) {
                 key.stream.value(), key.topic.value(), key.partition.value());
   Partition& partition = *owned_.at(key);
   waits_.release(partition.cell(), AbortReason::moved);
+  // Sends a move's fence held: retryable, nothing of them written; a retry reaches the new owner.
+  refuse_held(partition, Error::shard_communication_error);
   partition.close();
   owned_.erase(key);
   owned_order_.erase(key);
@@ -179,6 +195,7 @@ void BrokerShard::retire(const Change& change) {
     Partition* const partition = owned(*cell);
     if (partition == nullptr) continue;
     waits_.release(*cell, AbortReason::deleted);
+    refuse_held(*partition, Error::partition_not_found);
     partition->close();
     owned_.erase(cell->key);
     owned_order_.erase(cell->key);
@@ -352,7 +369,18 @@ void BrokerShard::release_partitions() {
   shutting_down_ = true;
   for (auto& [key, partition] : owned_) {
     waits_.release(partition->cell(), AbortReason::shutdown);
+    refuse_held(*partition, Error::shard_communication_error);
   }
+}
+
+uint64_t BrokerShard::held_appends() const {
+  uint64_t held = 0;
+  for (const auto& [key, partition] : owned_) held += partition->held_count();
+  return held;
+}
+
+void BrokerShard::refuse_held(Partition& partition, Error error) {
+  for (Append* append : partition.lift_fence()) Flow::finish(*append, *this, error);
 }
 
 void BrokerShard::close_partitions() {

@@ -1,0 +1,212 @@
+// Partition moves with their data between three real harkd (docs/cluster.md §Moves): a drain of
+// the node that owns a partition copies it to the new owner over the node links (offsets,
+// timestamps, ids and payloads byte for byte, read back through every node), carries its stored
+// consumer offset, and new sends through any node land at the new owner; sends through another
+// node while the drain runs are each stored exactly once when acknowledged, and any error is
+// the retryable 11001 (counted). The drain is asked as tools/cluster.sh does it (drain/<id> in
+// etcd); tests wait on etcd's assignment and on reads through the nodes, never on time.
+// Label cluster (release stage only): one etcd, three harkd, a few seconds each.
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hark/core/base/message_layout.h"
+#include "hark/server/cluster/cluster_view.h"
+#include "hark/server/cluster/etcd_gateway.h"
+#include "hark/tests/e2e/e2e_support.h"
+#include "hark/tests/support/wait_until.h"
+#include "local_cluster.h"
+
+namespace hark::test {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::Identifier;
+
+// The payload of one whole stored message (header, payload, user headers).
+std::string payload_text(const protocol::Bytes& message) {
+  const uint32_t length = load_u32(message, message_layout::payload_length);
+  return text_of(std::span(message).subspan(message_layout::header_bytes, length));
+}
+
+class HarkdMoveCopy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cluster_.start({}), "");
+    for (uint32_t id = 1; id <= 3; id++) {
+      clients_[id] = cluster_.connect(id);
+      ASSERT_NE(clients_[id], nullptr) << id;
+    }
+    ASSERT_TRUE(cluster_.wait_for_all_members());
+    ASSERT_TRUE(clients_[1]->create_stream({.name = "s"}).ok());
+    protocol::CreateTopicRequest topic;
+    topic.stream_id = Identifier::numeric(0);
+    topic.partitions_count = 1;
+    topic.name = "t";
+    ASSERT_TRUE(clients_[1]->create_topic(topic).ok());
+    for (uint32_t id = 1; id <= 3; id++) {
+      ASSERT_TRUE(wait_for_stats(cluster_.node(id), [](const HarkdStats& stats) {
+        return stats.view_assignments == 1 && stats.view_nodes == 3;
+      })) << cluster_.node(id).stderr_tail();
+    }
+    owner_ = cluster_.owner_of(0, 0, 0);
+    ASSERT_NE(owner_, 0u);
+  }
+
+  void TearDown() override {
+    for (uint32_t id = 1; id <= 3; id++) {
+      const ProcessExit exit = cluster_.node(id).stop();
+      EXPECT_TRUE(exit.clean()) << "node " << id << ": " << describe(exit) << "\n"
+                                << cluster_.node(id).stderr_tail();
+    }
+  }
+
+  // Any node but `node` (the entry for sends during a drain).
+  static uint32_t other_than(uint32_t node) { return node == 1 ? 2 : 1; }
+
+  void drain(uint32_t node) {
+    auto etcd = server::cluster::EtcdGateway::create({.endpoints = {cluster_.etcd().url()},
+                                                      .user = EtcdProcess::user,
+                                                      .password = EtcdProcess::password});
+    ASSERT_TRUE(etcd.ok());
+    ASSERT_TRUE((*etcd)->put(server::cluster::Keys("e2e").drain(node), "", 0).ok());
+  }
+
+  // Waits until etcd assigns partition 0 to another node than `from`; that node, or 0.
+  uint32_t wait_moved_off(uint32_t from) {
+    uint32_t now = from;
+    EXPECT_TRUE(wait_until([&] { return (now = cluster_.owner_of(0, 0, 0)) != from; }, 20s))
+        << cluster_.node(from).stderr_tail();
+    return now == from ? 0 : now;
+  }
+
+  // Every message of partition 0 through `via`, whole (offset, timestamp, id, payload), or
+  // empty on an error.
+  std::vector<protocol::Bytes> all_messages(uint32_t via) {
+    std::vector<protocol::Bytes> out;
+    uint64_t next = 0;
+    while (true) {
+      auto polled =
+          clients_[via]->poll_messages(poll_request(1, 0, offset_strategy(next), 100, 0us));
+      if (!polled.ok()) return {};
+      if (polled->messages().count() == 0) return out;
+      for (const protocol::MessageView message : polled->messages()) {
+        out.emplace_back(message.bytes().begin(), message.bytes().end());
+        next = message.offset() + 1;
+      }
+    }
+  }
+
+  Result<std::optional<uint64_t>> stored_offset(uint32_t via) {
+    auto offset = clients_[via]->get_consumer_offset({.consumer = {.id = Identifier::numeric(7)},
+                                                      .stream_id = Identifier::numeric(0),
+                                                      .topic_id = Identifier::numeric(0),
+                                                      .partition_id = 0});
+    if (!offset.ok()) return offset.error();
+    if (!offset->has_value()) return std::optional<uint64_t>();
+    return std::optional<uint64_t>((*offset)->stored_offset);
+  }
+
+  LocalCluster cluster_;
+  std::map<uint32_t, std::unique_ptr<client::Client>> clients_;
+  uint32_t owner_ = 0;
+};
+
+TEST_F(HarkdMoveCopy, ADrainCopiesThePartitionWithItsOffsetsToTheNewOwner) {
+  for (int i = 0; i < 300; i++) {
+    ASSERT_TRUE(send_to_partition(*clients_[1 + i % 3], 0, "m" + std::to_string(i)).ok()) << i;
+  }
+  ASSERT_TRUE(clients_[2]
+                  ->store_consumer_offset({.consumer = {.id = Identifier::numeric(7)},
+                                           .stream_id = Identifier::numeric(0),
+                                           .topic_id = Identifier::numeric(0),
+                                           .partition_id = 0,
+                                           .offset = 123})
+                  .ok());
+  const std::vector<protocol::Bytes> before = all_messages(owner_);
+  ASSERT_EQ(before.size(), 300u);
+
+  drain(owner_);
+  const uint32_t target = wait_moved_off(owner_);
+  ASSERT_NE(target, 0u);
+  for (uint32_t via = 1; via <= 3; via++) {
+    // Each node reads once its view names the new owner (before, the old one answers 11001).
+    std::vector<protocol::Bytes> after;
+    EXPECT_TRUE(wait_until([&] { return (after = all_messages(via)).size() == before.size(); }))
+        << "via node " << via << ": " << after.size();
+    EXPECT_TRUE(after == before) << "via node " << via;
+    const auto offset = stored_offset(via);
+    ASSERT_TRUE(offset.ok()) << via << ": " << error_name(offset.error());
+    EXPECT_EQ(*offset, std::optional<uint64_t>(123)) << "via node " << via;
+  }
+  // A node whose view still names the old owner reaches it, which answers 11001 (retryable)
+  // once it closed the partition: a client sends again, as the docs say.
+  for (uint32_t via = 1; via <= 3; via++) {
+    Status sent = Error::shard_communication_error;
+    EXPECT_TRUE(wait_until([&] {
+      sent = send_to_partition(*clients_[via], 0, "after" + std::to_string(via));
+      return sent.ok() || sent.error() != Error::shard_communication_error;
+    }));
+    ASSERT_TRUE(sent.ok()) << via << ": " << error_name(sent.error());
+  }
+  const std::vector<protocol::Bytes> now = all_messages(target);
+  ASSERT_EQ(now.size(), 303u);
+  EXPECT_EQ(payload_text(now[302]), "after3");
+  EXPECT_EQ(cluster_.owner_of(0, 0, 0), target);
+}
+
+TEST_F(HarkdMoveCopy, SendsDuringADrainAreStoredOnceAndRefusedOnlyRetryably) {
+  const uint32_t entry = other_than(owner_);
+  std::atomic<bool> stop{false};
+  std::atomic<int> acknowledged_after{0};
+  std::set<std::string> acknowledged;
+  std::map<uint32_t, int> errors;  // By code.
+  std::thread sender([&] {
+    auto client = cluster_.connect(entry);
+    ASSERT_NE(client, nullptr);
+    for (int i = 0; i < 1'000'000; i++) {
+      const std::string text = "d" + std::to_string(i);
+      const Status sent = send_to_partition(*client, 0, text);
+      if (sent.ok()) {
+        acknowledged.insert(text);
+        acknowledged_after.fetch_add(stop.load() ? 1 : 0);
+      } else {
+        errors[error_code(sent.error())]++;
+      }
+      if (stop.load() && acknowledged_after.load() >= 20) break;
+    }
+  });
+  // Some sends land before the drain starts.
+  ASSERT_TRUE(wait_until([&] { return cluster_.node(owner_).stats()->forwarded_executed >= 30; }));
+  drain(owner_);
+  const uint32_t target = wait_moved_off(owner_);
+  stop.store(true);
+  sender.join();
+  ASSERT_NE(target, 0u);
+  std::vector<protocol::Bytes> stored;
+  ASSERT_TRUE(wait_until([&] { return !(stored = all_messages(target)).empty(); }));
+  std::map<std::string, int> copies;
+  for (const protocol::Bytes& message : stored) {
+    copies[payload_text(message)]++;
+  }
+  for (const std::string& text : acknowledged) {
+    EXPECT_EQ(copies[text], 1) << text << " acknowledged";
+  }
+  for (const auto& [text, count] : copies) EXPECT_EQ(count, 1) << text;
+  for (const auto& [code, count] : errors) {
+    EXPECT_EQ(code, error_code(Error::shard_communication_error)) << count << " answered " << code;
+  }
+  std::cout << "[ moves    ] " << acknowledged.size() << " sends acknowledged, "
+            << errors[error_code(Error::shard_communication_error)]
+            << " answered 11001 (retryable) during the drain\n";
+}
+
+}  // namespace
+}  // namespace hark::test
