@@ -892,5 +892,79 @@ TEST_F(HostedBrokerTest, AFenceHoldsAppendsUntilTheMoveIsAbandonedOrCommits) {
   EXPECT_EQ(poll.result.messages.count(), 3u);  // The refused append left nothing.
 }
 
+// An append that reaches a partition while it is leaving this node (Broker::host without it,
+// the move committed) is refused like the ones its fence held: nothing is appended there. The
+// close runs the shard's ring (the log drains its writes), so requests arrive meanwhile; here
+// the held append's done() sends the next one at that very moment, as a client whose refused
+// send is retried through the same node does.
+TEST_F(HostedBrokerTest, AnAppendArrivingWhileAMovedPartitionClosesIsRefused) {
+  host({0, 1, 2, 3});
+  // A partition owned by shard 0, the home of appends submitted from outside: the held
+  // append's done() then runs inside the close.
+  uint32_t partition = 4;
+  for (uint32_t p = 0; p < 4 && partition == 4; p++) {
+    const std::vector<std::byte> bytes = message("first");
+    Blocking<Append> first;
+    first.stream = NameOrId::id(0);
+    first.topic = NameOrId::id(0);
+    first.partitioning = Partitioning{Partitioning::Kind::partition, p};
+    first.messages = bytes;
+    first.count = 1;
+    ASSERT_TRUE(first.call(*broker_).ok());
+    if (first.owner_shard == ShardId(0)) partition = p;
+  }
+  ASSERT_LT(partition, 4u);
+  Blocking<FencePartition> fence;
+  fence.stream = NameOrId::id(0);
+  fence.topic = NameOrId::id(0);
+  fence.partition = partition;
+  ASSERT_TRUE(fence.call(*broker_).ok());
+
+  const std::vector<std::byte> bytes = message("m");
+  struct Next final : Append {
+    void done() override { answered.set_value(status()); }
+    std::promise<Status> answered;
+  };
+  struct Held final : Append {
+    void done() override {
+      broker->submit(*next);  // On the shard: it runs now, inside the close.
+      answered.set_value(status());
+    }
+    Broker* broker = nullptr;
+    Next* next = nullptr;
+    std::promise<Status> answered;
+  };
+  Next next;
+  Held held;
+  for (Append* op : {static_cast<Append*>(&next), static_cast<Append*>(&held)}) {
+    op->stream = NameOrId::id(0);
+    op->topic = NameOrId::id(0);
+    op->partitioning = Partitioning{Partitioning::Kind::partition, partition};
+    op->messages = bytes;
+    op->count = 1;
+  }
+  held.broker = broker_.get();
+  held.next = &next;
+  broker_->submit(held);
+  ASSERT_TRUE(test::wait_for_stats(*broker_, [](const BrokerStats& s) { return s.held == 1; }));
+  std::vector<uint32_t> others;
+  for (uint32_t p = 0; p < 4; p++) {
+    if (p != partition) others.push_back(p);
+  }
+  host(others);  // The move committed: the partition left this node.
+  EXPECT_EQ(held.answered.get_future().get().error(), Error::shard_communication_error);
+  const Status second = next.answered.get_future().get();
+  EXPECT_EQ(second.ok() ? Error::ok : second.error(), Error::shard_communication_error);
+  host({0, 1, 2, 3});
+  Blocking<Poll> poll;
+  poll.stream = NameOrId::id(0);
+  poll.topic = NameOrId::id(0);
+  poll.partition = partition;
+  poll.from = PollFrom::offset;
+  poll.count = 10;
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  EXPECT_EQ(poll.result.messages.count(), 1u);  // Only the append before the fence.
+}
+
 }  // namespace
 }  // namespace hark::core

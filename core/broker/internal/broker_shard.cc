@@ -102,13 +102,23 @@ void BrokerShard::lift_fences(std::span<const PartitionKey> moving) {
 void BrokerShard::unhost(const PartitionKey& key) {
   HARK_LOG_INFO("partition %u/%u/%u is no longer hosted here: closed (its files are kept)",
                 key.stream.value(), key.topic.value(), key.partition.value());
-  Partition& partition = *owned_.at(key);
-  waits_.release(partition.cell(), AbortReason::moved);
   // Sends a move's fence held: retryable, nothing of them written; a retry reaches the new owner.
-  refuse_held(partition, Error::shard_communication_error);
-  partition.close();
-  owned_.erase(key);
+  close_owned(key, AbortReason::moved, Error::shard_communication_error);
+}
+
+void BrokerShard::close_owned(const PartitionKey& key, AbortReason reason, Error held) {
+  // Out of owned_ first: answering the held appends and closing the log (which drains its
+  // writes by running this shard's ring, and with it requests that just arrived) must not let
+  // a request reach the partition. One that does finds it not open (missing()), so nothing is
+  // appended, and acknowledged, on a partition that is leaving (docs/cluster.md §Moves).
+  const auto found = owned_.find(key);
+  HARK_ASSERT(found != owned_.end());
+  const std::unique_ptr<Partition> partition = std::move(found->second);
+  owned_.erase(found);
   owned_order_.erase(key);
+  waits_.release(partition->cell(), reason);
+  refuse_held(*partition, held);
+  partition->close();
 }
 
 uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
@@ -192,13 +202,8 @@ void BrokerShard::retire(const Change& change) {
   for (const auto& cell : change.removed) {
     // Retired only once no shard's catalog lists it (docs/architecture.md §4).
     HARK_ASSERT(catalog_->find(cell->key) != cell.get());
-    Partition* const partition = owned(*cell);
-    if (partition == nullptr) continue;
-    waits_.release(*cell, AbortReason::deleted);
-    refuse_held(*partition, Error::partition_not_found);
-    partition->close();
-    owned_.erase(cell->key);
-    owned_order_.erase(cell->key);
+    if (owned(*cell) == nullptr) continue;
+    close_owned(cell->key, AbortReason::deleted, Error::partition_not_found);
     const std::string directory = partition_directory(options().data_directory, cell->key);
     std::error_code error;
     std::filesystem::remove_all(directory, error);

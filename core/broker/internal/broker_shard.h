@@ -157,6 +157,9 @@ class BrokerShard final {
   Status open_partition(const Ref<PartitionCell>& cell);
   // Closes an open partition this node no longer hosts: parked polls end as moved.
   void unhost(const PartitionKey& key);
+  // Takes an open partition out of owned_, then ends its parked polls with `reason`, answers
+  // the appends its fence held with `held` and closes it (unhost, retire).
+  void close_owned(const PartitionKey& key, AbortReason reason, Error held);
   // Lifts the fence of every open partition `moving` does not name (Broker::host).
   void lift_fences(std::span<const PartitionKey> moving);
 
