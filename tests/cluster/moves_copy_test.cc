@@ -7,6 +7,7 @@
 // etcd); tests wait on etcd's assignment and on reads through the nodes, never on time.
 // A drain under parked polls answers each with data or at its deadline.
 // Label cluster (release stage only): one etcd, three harkd, a few seconds each.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -28,6 +30,7 @@
 #include "hark/server/cluster/etcd_gateway.h"
 #include "hark/tests/e2e/e2e_support.h"
 #include "hark/tests/support/wait_until.h"
+#include "link_proxy.h"
 #include "local_cluster.h"
 
 namespace hark::test {
@@ -45,7 +48,8 @@ std::string payload_text(const protocol::Bytes& message) {
 class HarkdMoveCopy : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(cluster_.start({}), "");
+    ASSERT_EQ(cluster_.start(options_), "");
+    started();
     for (uint32_t id = 1; id <= 3; id++) {
       clients_[id] = cluster_.connect(id);
       ASSERT_NE(clients_[id], nullptr) << id;
@@ -163,6 +167,10 @@ class HarkdMoveCopy : public ::testing::Test {
     return out;
   }
 
+  // Right after the nodes started (a fixture's proxies learn their addresses).
+  virtual void started() {}
+
+  LocalCluster::Options options_;
   LocalCluster cluster_;
   std::map<uint32_t, std::unique_ptr<client::Client>> clients_;
   uint32_t owner_ = 0;
@@ -311,6 +319,108 @@ TEST_F(HarkdMoveCopy, SendsDuringADrainAreStoredOnceAndRefusedOnlyRetryably) {
   std::cout << "[ moves    ] " << acknowledged.size() << " sends acknowledged, "
             << errors[error_code(Error::shard_communication_error)]
             << " answered 11001 (retryable) during the drain\n";
+}
+
+// A move whose target dies mid-copy (docs/cluster.md §Moves, "B dies mid-copy"): every node
+// advertises a LinkProxy as its link address, and the old owner A's proxy holds its answers, so
+// the target B's copy is stuck in its first fetch when B gets SIGKILL. B's lease lapses, the
+// controller abandons the move, the assignment stays A's at its epoch, and every send
+// acknowledged by A before, during and after is stored there once, read through A and C.
+class HarkdMoveCopyKilled : public HarkdMoveCopy {
+ protected:
+  void SetUp() override {
+    for (LinkProxy& proxy : proxies_) ASSERT_TRUE(proxy.start());
+    for (uint32_t id = 1; id <= 3; id++) {
+      options_.node_args[id] = {"--advertised-link-address", proxies_[id - 1].address()};
+    }
+    HarkdMoveCopy::SetUp();
+  }
+
+  void started() override {
+    for (uint32_t id = 1; id <= 3; id++) {
+      const std::string upstream = cluster_.bound_link_address(id);
+      ASSERT_FALSE(upstream.empty()) << cluster_.node(id).stderr_tail();
+      proxies_[id - 1].set_upstream(upstream);
+    }
+  }
+
+  std::optional<server::cluster::KeyValue> etcd_key(const std::string& key) {
+    auto etcd = server::cluster::EtcdGateway::create({.endpoints = {cluster_.etcd().url()},
+                                                      .user = EtcdProcess::user,
+                                                      .password = EtcdProcess::password});
+    if (!etcd.ok()) return std::nullopt;
+    auto range = (*etcd)->range(key, false);
+    if (!range.ok() || range->kvs.size() != 1) return std::nullopt;
+    return range->kvs[0];
+  }
+
+  std::array<LinkProxy, 3> proxies_;
+};
+
+TEST_F(HarkdMoveCopyKilled, ATargetKilledMidCopyAbandonsTheMoveAndTheOwnerKeepsServing) {
+  const uint32_t a = owner_;
+  const uint32_t b = other_than(a);
+  const uint32_t c = 6 - a - b;
+  const core::PartitionKey key{StreamId(0), TopicId(0), PartitionId(0)};
+  const server::cluster::Keys keys("e2e");
+  std::set<std::string> acknowledged;
+  int next = 0;
+  const auto send_at_a = [&] {
+    const std::string text = "k" + std::to_string(next++);
+    const Status sent = send_to_partition(*clients_[a], 0, text);
+    EXPECT_TRUE(sent.ok()) << text << ": " << (sent.ok() ? "" : error_name(sent.error()));
+    if (sent.ok()) acknowledged.insert(text);
+  };
+  for (int i = 0; i < 100; i++) send_at_a();
+  const auto assignment = etcd_key(keys.assignment(key));
+  ASSERT_TRUE(assignment);
+  const auto before = server::cluster::decode_assignment(assignment->value);
+  ASSERT_TRUE(before && before->node == a);
+
+  // A's answers on the links are held: B's copy waits on its first fetch. The move is written
+  // as the controller plans one (NodeAgent::move_partition), so the target is known.
+  proxies_[a - 1].hold(LinkProxy::Direction::to_entry);
+  auto etcd = server::cluster::EtcdGateway::create({.endpoints = {cluster_.etcd().url()},
+                                                    .user = EtcdProcess::user,
+                                                    .password = EtcdProcess::password});
+  ASSERT_TRUE(etcd.ok());
+  const server::cluster::Move move{.from = a, .to = b, .epoch = before->epoch, .by = a};
+  ASSERT_TRUE((*etcd)->put(keys.move(key), server::cluster::encode_move(move), 0).ok());
+  ASSERT_TRUE(wait_until([&] { return proxies_[a - 1].held(LinkProxy::Direction::to_entry) > 0; }))
+      << cluster_.node(b).stderr_tail();
+  cluster_.kill(b);
+  // A serves sends all along; the move goes once B's lease lapses.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        send_at_a();
+        return !etcd_key(keys.move(key));
+      },
+      20s))
+      << cluster_.node(a).stderr_tail();
+  const auto after = etcd_key(keys.assignment(key));
+  ASSERT_TRUE(after);
+  EXPECT_EQ(server::cluster::decode_assignment(after->value), before);  // Untouched.
+  for (int i = 0; i < 20; i++) send_at_a();
+
+  // Links to A work again: C reaches A's partition and reads what A acknowledged, once each.
+  proxies_[a - 1].drop_all();
+  for (const uint32_t via : {a, c}) {
+    std::vector<protocol::Bytes> stored;
+    EXPECT_TRUE(wait_until([&] {
+      return (stored = all_messages(via)).size() >= acknowledged.size();
+    })) << "via node "
+        << via << ": " << stored.size() << " of " << acknowledged.size();
+    std::map<std::string, int> copies;
+    for (const protocol::Bytes& message : stored) copies[payload_text(message)]++;
+    for (const std::string& text : acknowledged) {
+      EXPECT_EQ(copies[text], 1) << text << " via node " << via << "; " << where_stored(text);
+    }
+    EXPECT_EQ(stored.size(), acknowledged.size()) << "via node " << via;
+  }
+  EXPECT_EQ(cluster_.node(a).stats()->forwarded_not_hosted, 0u);
+  ASSERT_EQ(cluster_.restart(b), "");  // Back for TearDown's clean stop.
+  std::cout << "[ moves    ] " << acknowledged.size()
+            << " sends acknowledged by the owner while the move to the killed node was abandoned\n";
 }
 
 }  // namespace
