@@ -5,6 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <optional>
+
 #include <sys/socket.h>
 
 #include "hark/core/base/assert.h"
@@ -69,6 +72,17 @@ struct AnswerOf {
       out.clear();
       append_header(out, protocol::error_response(encoded.error()));
     }
+  }
+  void operator()(const core::FencePartition& op) const {
+    cluster::LinkFenceAnswer answer{.end = op.end};
+    for (const auto& [consumer, offset] : op.offsets) {
+      answer.offsets.push_back(
+          {.kind = static_cast<uint8_t>(consumer.kind), .id = consumer.id, .offset = offset});
+    }
+    protocol::Bytes payload;
+    cluster::append_link_fence_answer(answer, payload);
+    append_header(out, protocol::ok_response_header(static_cast<uint32_t>(payload.size())));
+    out.insert(out.end(), payload.begin(), payload.end());
   }
   void operator()(const core::Poll& op) const {
     const std::span<const std::byte> messages = op.result.messages.bytes();
@@ -252,6 +266,7 @@ Status LinkHub::start_op(Executed& executed, const cluster::LinkRequest& request
   // Each case decodes into the operation its Connection handler fills (connection_requests.cc).
   const std::span<const std::byte> payload = executed.payload;
   if (request.code == cluster::figures_code) return answer_figures(executed);
+  if (request.code == cluster::link_fetch_code) return start_fetch(executed, request);
   switch (static_cast<protocol::Command>(request.code)) {
     case protocol::Command::send_messages: {
       HARK_TRY_ASSIGN(const protocol::SendMessagesRequest decoded,
@@ -326,6 +341,40 @@ Status LinkHub::answer_figures(Executed& executed) {
   executed.op.emplace<std::monostate>();
   cluster::append_figures_answer(figures_, executed.answer);
   finished(executed);
+  return ok_status();
+}
+
+Status LinkHub::start_fetch(Executed& executed, const cluster::LinkRequest& request) {
+  HARK_TRY_ASSIGN(const cluster::LinkFetch fetch, cluster::parse_link_fetch(executed.payload));
+  const core::PartitionKey key{StreamId(fetch.stream), TopicId(fetch.topic),
+                               PartitionId(fetch.partition)};
+  const cluster::ClusterView* view = shard_.cluster_view();
+  const auto found = view == nullptr ? std::nullopt : view->move_of(key);
+  if (!found || found->from != view->self || found->to != executed.entry.first ||
+      found->epoch != fetch.epoch) {
+    HARK_LOG_WARN(
+        "link: node %u fetched %u/%u/%u for a move at epoch %u this node does not "
+        "know (yet): refused",
+        executed.entry.first, fetch.stream, fetch.topic, fetch.partition, fetch.epoch);
+    return Error::resource_not_found;
+  }
+  if (fetch.fence) {
+    auto& op = executed.op.emplace<Executed::LinkOp<core::FencePartition>>(executed);
+    op.stream = core::NameOrId::id(fetch.stream);
+    op.topic = core::NameOrId::id(fetch.topic);
+    op.partition = fetch.partition;
+    shard_.broker().submit(op);
+    return ok_status();
+  }
+  auto& op = executed.op.emplace<Executed::LinkOp<core::Poll>>(executed);
+  op.stream = core::NameOrId::id(fetch.stream);
+  op.topic = core::NameOrId::id(fetch.topic);
+  op.partition = fetch.partition;
+  op.from = core::PollFrom::offset;
+  op.value = fetch.from;
+  op.count = std::max<uint32_t>(fetch.count, 1);
+  op.wait = std::chrono::microseconds(request.wait_us);  // A parked fetch wakes on a commit.
+  shard_.broker().submit(op);
   return ok_status();
 }
 

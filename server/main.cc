@@ -309,6 +309,7 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
   settings.journal = &journal;
   settings.entries = &entries;
   settings.health = server.links() != nullptr ? &server.links()->etcd : nullptr;
+  settings.moves = server.move_reports();
   settings.etcd = {.endpoints = options.etcd_endpoints,
                    .user = options.etcd_user,
                    .password = options.etcd_password,

@@ -23,6 +23,7 @@
 #include "hark/protocol/writer.h"
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/link_protocol.h"
+#include "hark/server/cluster/move_reports.h"
 #include "hark/server/tls.h"
 
 namespace hark::server {
@@ -46,6 +47,8 @@ struct LinkShared {
   int listen_fd = -1;        // cluster.link_address's socket; shard 0 takes it.
   // Mutual TLS on every link, both ways (cluster.tls_*); null: plain TCP.
   std::unique_ptr<TlsContext> tls;
+  // Moves shard 0 copied, for the coordination thread to mark ready (server/move_copy.h).
+  cluster::MoveReports move_reports;
 
   std::atomic<uint64_t> links_up{0};            // Handshakes that succeeded, both sides.
   std::atomic<uint64_t> handshakes_refused{0};  // Wrong proof, frame out of turn, garbage.
@@ -249,9 +252,10 @@ class Executed : public ListHook<> {
    private:
     Executed& executed_;
   };
-  using Ops = std::variant<std::monostate, LinkOp<core::Append>, LinkOp<core::Poll>,
-                           LinkOp<core::StoreOffset>, LinkOp<core::GetOffset>,
-                           LinkOp<core::DeleteOffset>, LinkOp<core::Notify>>;
+  using Ops =
+      std::variant<std::monostate, LinkOp<core::Append>, LinkOp<core::Poll>,
+                   LinkOp<core::StoreOffset>, LinkOp<core::GetOffset>, LinkOp<core::DeleteOffset>,
+                   LinkOp<core::Notify>, LinkOp<core::FencePartition>>;
 
   void done();
 
@@ -347,6 +351,8 @@ class LinkHub final : private io::Completion {
   void complete(int32_t result, uint32_t flags) override;
   void arm_accept();
   Status start_op(Executed& executed, const cluster::LinkRequest& request);
+  // A move's fetch from its target (link_fetch_code; docs/cluster.md §Moves).
+  Status start_fetch(Executed& executed, const cluster::LinkRequest& request);
   void answer_error(InboundLink& link, uint64_t id, Error error);
   // A parked poll or notification is cancelled in the broker; anything else runs on.
   void cancel_waiting(Executed& executed);

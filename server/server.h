@@ -76,6 +76,10 @@ class Server final : public core::ShardHooks, public cluster::ViewSink {
   std::string links_format() const {
     return shared_.links != nullptr ? " " + shared_.links->format() : std::string();
   }
+  // Where shard 0 reports the moves it copied (cluster mode; null on one node).
+  cluster::MoveReports* move_reports() {
+    return shared_.links != nullptr ? &shared_.links->move_reports : nullptr;
+  }
   // When harkd started, µs since the epoch (any thread).
   UnixMicros started_at() const { return shared_.started_at; }
   // Refusals, evictions, deadline closes and paused receives (any thread).

@@ -95,6 +95,7 @@ Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, c
     const bool first = reactor.id().value() == 0;
     shard->links_ =
         std::make_unique<LinkHub>(*shard, *shared.links, first ? shared.links->listen_fd : -1);
+    if (first) shard->move_copies_ = std::make_unique<MoveCopies>(*shard);
   }
   return shard;
 }
@@ -118,6 +119,7 @@ void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
   waiting.splice_back(view_waiters_);
   while (Connection* connection = waiting.pop_front()) connection->view_changed();
   if (id() != ShardId(0) || stopping_) return;
+  if (move_copies_ != nullptr) move_copies_->on_view(*cluster_view_);
   // Members are journaled with ids that name their node: a node that left (its lease lapsed)
   // takes its members with it, and a restarted node drops those of its previous run, so no
   // group keeps dealing partitions to a member nobody polls for.
@@ -134,14 +136,21 @@ void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
   }
 }
 
-// The partitions the view assigns to this node are the ones this shard's broker hosts.
+// This shard's broker hosts the partitions the view assigns to this node and those a move
+// copies to it (docs/cluster.md §Moves); a move's fence stays only on the partitions moving off.
 void ShardServer::host_assigned() {
   if (!broker_.options().hosted_only) return;
+  const cluster::ClusterView& view = *cluster_view_;
   std::vector<core::PartitionKey> hosted;
-  for (const auto& [key, assignment] : cluster_view_->assignments) {
-    if (assignment.node == cluster_view_->self) hosted.push_back(key);
+  std::vector<core::PartitionKey> moving;
+  for (const auto& [key, assignment] : view.assignments) {
+    if (assignment.node == view.self) hosted.push_back(key);
   }
-  const Status status = broker_.host(hosted);
+  for (const auto& [key, move] : view.moves) {
+    if (move.to == view.self) hosted.push_back(key);
+    if (move.from == view.self) moving.push_back(key);
+  }
+  const Status status = broker_.host(hosted, moving);
   if (!status.ok()) {
     HARK_LOG_ERROR("cluster: shard %u could not open every partition assigned to it (%s)",
                    reactor_.id().value(), std::string(error_name(status.error())));
@@ -347,6 +356,7 @@ void ShardServer::collect() {
     std::unique_ptr<Connection> owned(connection);
   }
   if (links_ != nullptr) links_->collect();
+  if (move_copies_ != nullptr) move_copies_->collect();
 }
 
 void ShardServer::stop() {
@@ -360,6 +370,7 @@ void ShardServer::stop() {
     ::close(listen_fd_);
     listen_fd_ = -1;
   }
+  if (move_copies_ != nullptr) move_copies_->stop();
   // Requests forwarded from here fail (a poll answers empty), so the connections can close.
   if (links_ != nullptr) links_->stop();
   HARK_LOG_DEBUG("shard %u: stopping, %u connections open", id().value(), live_.size());
@@ -373,16 +384,21 @@ void ShardServer::drain() {
   live_.for_each([](Connection& connection) { connection.abort(); });
   const Instant deadline = reactor_.clock().monotonic_now() + drain_timeout;
   const auto busy = [&] {
-    return !live_.empty() || accept_armed_ || (links_ != nullptr && links_->busy());
+    return !live_.empty() || accept_armed_ || (links_ != nullptr && links_->busy()) ||
+           (move_copies_ != nullptr && move_copies_->busy());
   };
   while (busy() && reactor_.clock().monotonic_now() < deadline) {
     reactor_.ring().run(std::chrono::milliseconds(10));
     collect();
   }
   collect();
-  if (!busy()) links_.reset();  // Its links cancel their timers: while the reactor lives.
+  if (!busy()) {
+    move_copies_.reset();
+    links_.reset();
+  }  // Its links cancel their timers: while the reactor lives.
   if (busy()) {
-    (void)links_.release();  // The kernel may still complete one of its operations.
+    (void)move_copies_.release();  // The broker may still complete one of its operations.
+    (void)links_.release();        // The kernel may still complete one of its operations.
     // The kernel or the broker may still complete something: keep the objects (freed by the
     // destructor, once the broker is gone) and the buffers the kernel may still fill.
     HARK_LOG_WARN("shard %u: %u connections still busy at shutdown", id().value(), live_.size());

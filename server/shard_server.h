@@ -19,6 +19,7 @@
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/server/connection.h"
 #include "hark/server/migration.h"
+#include "hark/server/move_copy.h"
 #include "hark/server/node_link.h"
 #include "hark/server/options.h"
 #include "hark/server/tls.h"
@@ -114,6 +115,8 @@ class ShardServer final : private io::Completion {
   void accept_clients() { arm_accept(); }
   // This shard's node links (cluster mode), or null.
   LinkHub* links() { return links_.get(); }
+  // Cluster mode only.
+  cluster::MoveReports& move_reports() { return shared_.links->move_reports; }
   Instant monotonic_now() const { return reactor_.clock().monotonic_now(); }
   UnixMicros started_at() const { return shared_.started_at; }
   UnixMicros realtime_now() const { return reactor_.clock().realtime_now(); }
@@ -200,7 +203,8 @@ class ShardServer final : private io::Completion {
   RetryTimer retry_timer_{*this};
   bool accept_armed_ = false;
   bool stopping_ = false;
-  std::unique_ptr<LinkHub> links_;  // Last: its links use the members above.
+  std::unique_ptr<LinkHub> links_;           // Last: its links use the members above.
+  std::unique_ptr<MoveCopies> move_copies_;  // Shard 0 in cluster mode; uses links_.
 };
 
 }  // namespace hark::server

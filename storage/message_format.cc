@@ -95,4 +95,26 @@ CheckedMessage check_stored_message(std::span<const std::byte> bytes, size_t at,
   return result;
 }
 
+Result<StoredBatch> validate_stored_batch(std::span<const std::byte> messages, uint32_t count,
+                                          UnixMicros timestamp_min) {
+  if (count == 0) return Error::invalid_messages_count;
+  if (messages.size() > batch_bytes_max) return Error::invalid_messages_size;
+  StoredBatch batch{.timestamp = timestamp_min};
+  size_t at = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    const CheckedMessage checked = check_stored_message(messages, at, Offset(0));
+    if (checked.check == MessageCheck::incomplete) return Error::invalid_messages_size;
+    if (checked.check == MessageCheck::corrupt) return Error::invalid_message_checksum;
+    if (i == 0) batch.first = checked.offset;
+    if (checked.offset != batch.first + i) return Error::invalid_offset;
+    const UnixMicros timestamp = load_u64(messages.subspan(at), layout::timestamp);
+    if (timestamp < batch.timestamp) return Error::timestamp_out_of_range;
+    batch.timestamp = timestamp;
+    at += static_cast<size_t>(checked.bytes);
+  }
+  if (at != messages.size()) return Error::invalid_messages_size;
+  batch.bytes = at;
+  return batch;
+}
+
 }  // namespace hark::storage

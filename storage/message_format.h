@@ -29,6 +29,24 @@ uint64_t message_bytes(std::span<const std::byte> bytes, size_t at);
 // (a message overruns the blob, bytes are left over, or the batch exceeds batch_bytes_max).
 Result<uint64_t> validate_batch(std::span<const std::byte> messages, uint32_t count);
 
+// What validate_stored_batch() found in a batch of stored messages.
+struct StoredBatch {
+  uint64_t bytes = 0;
+  Offset first;              // The first message's offset; the others follow it one by one.
+  UnixMicros timestamp = 0;  // The last message's timestamp (the batch's newest).
+};
+
+// Checks a batch of messages as a partition log stored them (read() hands them out: stamped,
+// checksummed), for PartitionLog::append_stored: `count` whole messages back to back filling
+// `messages` exactly, each passing check_stored_message, with consecutive offsets and
+// timestamps that never decrease, the first at least `timestamp_min`. Never asserts on the
+// bytes: they come from another node. Errors: invalid_messages_count (count 0),
+// invalid_messages_size (a torn message, bytes left over, over batch_bytes_max),
+// invalid_message_checksum (a damaged message: checksum, reserved field or limits),
+// invalid_offset (offsets not consecutive), timestamp_out_of_range (a timestamp going back).
+Result<StoredBatch> validate_stored_batch(std::span<const std::byte> messages, uint32_t count,
+                                          UnixMicros timestamp_min);
+
 // XXH3-64 (seed 0) over the message's bytes [8, end), as Iggy computes it.
 uint64_t message_checksum(std::span<const std::byte> message);
 

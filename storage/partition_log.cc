@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hark/core/base/log.h"
 #include "hark/core/base/message_layout.h"
 
 namespace hark::storage {
@@ -40,18 +41,36 @@ UnixMicros PartitionLog::next_timestamp() {
   return last_timestamp_;
 }
 
-Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, uint32_t count) {
-  HARK_ASSERT(open_);
-  HARK_TRY(Status(writer_.failure()));
-  HARK_TRY_ASSIGN(const uint64_t bytes, validate_batch(messages, count));
+Result<std::span<std::byte>> PartitionLog::copy_in(std::span<const std::byte> messages,
+                                                   uint64_t bytes) {
   if (accounts_.unwritten_bytes + bytes > options_.unwritten_bytes_max) {
     return Error::cannot_append_message;
   }
   HARK_TRY(maybe_roll(bytes));
   Segment& segment = *segments_.back();
-  const uint64_t base = segment.size_bytes;
   const std::span<std::byte> target = segment.reserve(bytes, options_.chunk_bytes, accounts_);
   std::memcpy(target.data(), messages.data(), static_cast<size_t>(bytes));
+  return target;
+}
+
+void PartitionLog::finish_append(uint64_t bytes, uint32_t count) {
+  Segment& segment = *segments_.back();
+  segment.commit(bytes);
+  appended_end_ += count;
+  writer_.appended(bytes);
+  HARK_ASSERT(segment.last_offset() + 1 == appended_end_);
+  // The commit point: under `memory` the batch is readable from here; otherwise the writer starts
+  // its write now and log_progressed() moves the commit point once it is on disk.
+  if (options_.durability == Durability::memory) advance_commit(appended_end_);
+}
+
+Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, uint32_t count) {
+  HARK_ASSERT(open_);
+  HARK_TRY(Status(writer_.failure()));
+  HARK_TRY_ASSIGN(const uint64_t bytes, validate_batch(messages, count));
+  HARK_TRY_ASSIGN(const std::span<std::byte> target, copy_in(messages, bytes));
+  Segment& segment = *segments_.back();
+  const uint64_t base = segment.size_bytes;
   const AppendResult result{
       .first = appended_end_, .count = count, .bytes = bytes, .timestamp = next_timestamp()};
   stamp_batch(target, count, result.first, result.timestamp, ids_,
@@ -61,14 +80,46 @@ Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, u
                                .position = static_cast<uint32_t>(base + position),
                                .timestamp = result.timestamp});
               });
-  segment.commit(bytes);
-  appended_end_ += count;
-  writer_.appended(bytes);
-  HARK_ASSERT(segment.last_offset() + 1 == appended_end_);
-  // The commit point: under `memory` the batch is readable from here; otherwise the writer starts
-  // its write now and log_progressed() moves the commit point once it is on disk.
-  if (options_.durability == Durability::memory) advance_commit(appended_end_);
+  finish_append(bytes, count);
   return result;
+}
+
+Status PartitionLog::restart_empty_at(Offset start) {
+  while (!segments_.empty()) HARK_TRY(remove_segment_front());
+  next_offset_ = appended_end_ = start;
+  HARK_TRY(add_segment(start));
+  HARK_LOG_INFO("partition %s: empty, restarted at offset %u for a stored copy", options_.directory,
+                start.value());
+  return ok_status();
+}
+
+Result<AppendResult> PartitionLog::append_stored(std::span<const std::byte> messages,
+                                                 uint32_t count) {
+  HARK_ASSERT(open_);
+  HARK_TRY(Status(writer_.failure()));
+  const bool empty_log = messages_count() == 0 && appended_end_ == next_offset_;
+  HARK_TRY_ASSIGN(const StoredBatch batch, validate_stored_batch(messages, count, 0));
+  if (batch.first != appended_end_) {
+    if (!empty_log) return Error::invalid_offset;
+    HARK_TRY(restart_empty_at(batch.first));
+  } else if (!empty_log && load_u64(messages, message_layout::timestamp) < last_timestamp_) {
+    return Error::timestamp_out_of_range;
+  }
+  HARK_TRY_ASSIGN(const std::span<const std::byte> copy, copy_in(messages, batch.bytes));
+  Segment& segment = *segments_.back();
+  const uint64_t base = segment.size_bytes;
+  size_t at = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    segment.index.push_back(
+        IndexEntry{.relative_offset = static_cast<uint32_t>(batch.first + i - segment.start),
+                   .position = static_cast<uint32_t>(base + at),
+                   .timestamp = load_u64(copy.subspan(at), message_layout::timestamp)});
+    at += static_cast<size_t>(message_bytes(copy, at));
+  }
+  last_timestamp_ = std::max(last_timestamp_, batch.timestamp);
+  finish_append(batch.bytes, count);
+  return AppendResult{
+      .first = batch.first, .count = count, .bytes = batch.bytes, .timestamp = batch.timestamp};
 }
 
 void PartitionLog::read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done) {

@@ -82,6 +82,18 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // or cannot_sync_file); file errors of a segment roll.
   Result<AppendResult> append(std::span<const std::byte> messages, uint32_t count);
 
+  // Appends `count` messages exactly as another partition log stored them (what its read()
+  // handed out: offsets, timestamps, ids, headers, payloads and checksums kept byte for byte),
+  // for a partition's copy to its new owner (docs/cluster.md §Moves) and, later, a replica's
+  // fetch. The batch must start at the log's end (appended, committed or not); an empty log
+  // (no message retained or waiting) restarts at the batch's first offset instead, since the
+  // source's retention may have deleted its head. Commits and completes like append() (per
+  // durability: when_committed() hears of it); the result's timestamp is the batch's newest.
+  // A refused batch changes nothing. Errors: those of validate_stored_batch();
+  // invalid_offset also when the batch does not start at the log's end (a gap or an overlap),
+  // timestamp_out_of_range when it starts before last_timestamp(); then append()'s.
+  Result<AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count);
+
   // Calls `done.committed()` once every message below `end` is committed, or with the error
   // that rolled some of them back; before returning if they already are (always
   // under `memory`). Requires: `end` is at most the end of what was appended, and not
@@ -92,6 +104,8 @@ class PartitionLog final : private internal::LogWriter::Observer {
 
   // The commit point: the exclusive end of committed messages.
   Offset next_offset() const { return next_offset_; }
+  // The end of what was appended (committed or not): the offset the next message gets.
+  Offset appended_end() const { return appended_end_; }
   // The server timestamp of the last batch appended (committed or not); 0 before any.
   UnixMicros last_timestamp() const { return last_timestamp_; }
   Offset first_offset() const;
@@ -174,6 +188,14 @@ class PartitionLog final : private internal::LogWriter::Observer {
   Status remove_segment_front();
   void remove_files(internal::Segment& segment);
   UnixMicros next_timestamp();
+  // For append_stored(): restarts an empty log at `start` (its segments re-created there).
+  Status restart_empty_at(Offset start);
+  // Copies a validated batch of `bytes` to the end of the active segment (rolled first if
+  // needed), checking the unwritten bytes' bound; returns the copy, for its index entries.
+  Result<std::span<std::byte>> copy_in(std::span<const std::byte> messages, uint64_t bytes);
+  // Counts a copied and indexed batch of `count` messages as appended (committed at once under
+  // `memory`, else its write starts).
+  void finish_append(uint64_t bytes, uint32_t count);
   // Where `start` is: the segment and index entry of the first message at or after it, or
   // nullptr when there is none.
   std::pair<const internal::Segment*, size_t> locate(Offset start) const;

@@ -276,12 +276,12 @@ void Broker::partition_figures(std::optional<uint32_t> stream, std::optional<uin
   }
 }
 
-Status Broker::host(std::span<const PartitionKey> keys) {
+Status Broker::host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving) {
   BrokerShard* const shard = BrokerShard::current();
   HARK_ASSERT(shard != nullptr);
   HARK_ASSERT(&shard->broker() == this);
   HARK_ASSERT(options_.hosted_only);
-  return shard->host(keys);
+  return shard->host(keys, moving);
 }
 
 void Broker::cancel(Poll& poll) {

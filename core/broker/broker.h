@@ -174,7 +174,10 @@ class Broker {
   // longer names (their parked polls end with AbortReason::moved; their files stay), and
   // opens partitions that later catalog changes create only if `keys` names them. Errors: the
   // first open that failed (each is logged); the others are still done.
-  Status host(std::span<const PartitionKey> keys);
+  // `moving`: the hosted partitions a move is taking to another node (docs/cluster.md §Moves):
+  // a move's fence (FencePartition) stays only on those; any other fenced partition has its
+  // fence lifted and the appends it held run (the move was abandoned).
+  Status host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving = {});
 
   // Answers every parked poll empty, refuses new waits (polls answer at once), stops the hooks
   // and the shards, writes out every partition and closes it. Idempotent; not from a shard.

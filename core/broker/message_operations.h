@@ -38,11 +38,59 @@ class Append : public PartitionOperation, private storage::CommitCompletion {
   std::optional<ShardId> owner_shard;
 
  private:
+  friend class internal::BrokerShard;  // Runs an append a move's fence held (Broker::host).
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
   void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
   void committed(Status status) override;
 
   Instant submitted_at_{};  // For AppendCounters::commit_latency.
+};
+
+// Appends messages exactly as another log of this partition stored them, read back from it (a
+// partition's copy to its new owner, docs/cluster.md §Moves; storage::PartitionLog::
+// append_stored): offsets, timestamps, ids, headers and payloads are kept byte for byte. The
+// batch must start at the partition's end (an empty partition starts at the batch's first
+// offset); otherwise invalid_offset (4100) and nothing is written. `messages` must stay valid
+// and unchanged until done(). Answered once the batch commits, as Append (durability `always`:
+// its fdatasync); parked polls it satisfies are woken.
+class AppendStored : public PartitionOperation, private storage::CommitCompletion {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t partition = 0;
+  std::span<const std::byte> messages;
+  uint32_t count = 0;
+  storage::AppendResult appended;  // Out.
+  // Out, once it reached the partition: its end (appended, committed or not) after the call,
+  // also when the batch was refused, so a copier learns where to fetch from.
+  uint64_t end = 0;
+
+ private:
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
+  void committed(Status status) override;
+};
+
+// A move's fence (docs/cluster.md §Moves): the partition stops admitting appends; those that
+// arrive are held at the partition (neither run nor answered; past Partition::held_max refused
+// with 11001, retryable) until Broker::host lifts the fence (the move was abandoned: they run)
+// or closes the partition (the move committed: 11001, nothing written, a retry reaches the new
+// owner). Answered once every append admitted before it committed, with the partition's end
+// and its stored consumer and group offsets. Idempotent.
+class FencePartition : public PartitionOperation, private storage::CommitCompletion {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t partition = 0;
+  uint64_t end = 0;                                       // Out: the log's end.
+  std::vector<std::pair<ConsumerRef, uint64_t>> offsets;  // Out: consumer and group offsets.
+
+ private:
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
+  void committed(Status status) override;
+
+  ShardId owner_shard_{};
 };
 
 // What a poll returns: the messages (a view of committed, immutable bytes, valid on any thread

@@ -48,6 +48,7 @@ void add_shard_figures(BrokerStats& stats, BrokerShard& shard) {
   stats.eventfd_writes += shard.reactor().counters().wakes_sent;
   stats.reevaluated += shard.poll_counters().reevaluated;
   stats.reparked += shard.poll_counters().reparked;
+  stats.held += shard.held_appends();
   if (shard.id() != ShardId(0)) return;
   for (const auto& [stream_id, stream_entry] : shard.catalog().streams) {
     stats.streams++;
@@ -388,6 +389,11 @@ Result<Ref<internal::PartitionCell>> Append::resolve(BrokerShard& shard) {
 void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
   HARK_ASSERT(owner.cell().owner() == shard.id());
   owner_shard = shard.id();
+  if (owner.fenced()) {
+    // A move holds it (docs/cluster.md §Moves); past the limit: retryable, nothing written.
+    if (!owner.hold(*this)) Flow::finish(*this, shard, Error::shard_communication_error);
+    return;
+  }
   const auto result = owner.append(messages, count);
   if (!result.ok()) {
     Flow::finish(*this, shard, result.error());
@@ -409,6 +415,52 @@ void Append::committed(Status status) {
     Flow::finish_after_settle(*this, shard);
     return;
   }
+  Flow::finish(*this, shard, std::move(status));
+}
+
+Result<Ref<internal::PartitionCell>> AppendStored::resolve(BrokerShard& shard) {
+  return shard.catalog().partition(stream, topic, partition);
+}
+
+void AppendStored::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  const auto result = owner.append_stored(messages, count);
+  end = owner.log().appended_end().value();
+  if (!result.ok()) {
+    Flow::finish(*this, shard, result.error());
+    return;
+  }
+  appended = *result;
+  owner.log().when_committed(appended.first + appended.count, *this);
+}
+
+void AppendStored::committed(Status status) {
+  BrokerShard& shard = *BrokerShard::current();
+  if (status.ok()) {
+    Flow::finish_after_settle(*this, shard);
+    return;
+  }
+  Flow::finish(*this, shard, std::move(status));
+}
+
+Result<Ref<internal::PartitionCell>> FencePartition::resolve(BrokerShard& shard) {
+  return shard.catalog().partition(stream, topic, partition);
+}
+
+void FencePartition::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  owner_shard_ = shard.id();
+  owner.fence();
+  offsets.clear();
+  owner.for_each_consumer([&](const ConsumerRef& consumer) {
+    if (const auto stored = owner.stored_offset(consumer)) offsets.emplace_back(consumer, *stored);
+  });
+  // What was appended before the fence is part of the partition: answered once committed.
+  end = owner.log().appended_end().value();
+  owner.log().when_committed(owner.log().appended_end(), *this);
+}
+
+void FencePartition::committed(Status status) {
+  BrokerShard& shard = *BrokerShard::current();
+  shard.expect_on(owner_shard_);
   Flow::finish(*this, shard, std::move(status));
 }
 

@@ -33,6 +33,7 @@ struct BrokerStats {
   AppendCounters appends;
   uint64_t reevaluated = 0;     // Woken polls the owner could not answer with data at once.
   uint64_t reparked = 0;        // Woken polls that found nothing and parked again.
+  uint64_t held = 0;            // Appends a move's fence holds now (FencePartition).
   uint64_t eventfd_writes = 0;  // Cross-shard wakes of sleeping shards.
   uint64_t partitions = 0;
   uint64_t segments = 0;

@@ -176,4 +176,10 @@ Reroute reroute(const ClusterView& view, const core::PartitionKey& key, uint32_t
   return elsewhere && reroutes < reroutes_max ? Reroute::now : Reroute::give_up;
 }
 
+std::optional<Move> ClusterView::move_of(const core::PartitionKey& key) const {
+  const auto found = moves.find(key);
+  if (found == moves.end()) return std::nullopt;
+  return found->second;
+}
+
 }  // namespace hark::server::cluster

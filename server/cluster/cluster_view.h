@@ -112,6 +112,7 @@ struct ClusterView final : RefCounted {
   const NodeInfo* node(uint32_t id) const;
   bool is_draining(uint32_t id) const;
   PartitionOwner owner(const core::PartitionKey& key) const;
+  std::optional<Move> move_of(const core::PartitionKey& key) const;
 };
 
 // What an entry node does with a request that no node ran (docs/cluster.md §Moves): the node it

@@ -43,6 +43,26 @@ void CoordinationThread::wake() {
   stopped_.notify_all();
 }
 
+void CoordinationThread::report_moves(NodeAgent& agent) {
+  if (options_.moves == nullptr) return;
+  bool reachable = true;
+  for (const MoveReports::Ready& ready : options_.moves->take()) {
+    const Ref<const ClusterView> view = agent.view();
+    const std::optional<Move> move = view ? view->move_of(ready.key) : std::nullopt;
+    if (!move || move->epoch != ready.epoch || move->ready) continue;  // Gone or done.
+    const Result<bool> marked =
+        reachable ? agent.report_move_ready(ready.key) : Result<bool>(Error::feature_unavailable);
+    if (!marked.ok()) {
+      reachable = false;
+      options_.moves->put_back(ready);  // etcd away: a later step tries again.
+      continue;
+    }
+    HARK_LOG_INFO("cluster: move of %u/%u/%u at epoch %u %s", ready.key.stream.value(),
+                  ready.key.topic.value(), ready.key.partition.value(), ready.epoch,
+                  *marked ? "marked ready" : "changed meanwhile: not marked");
+  }
+}
+
 void CoordinationThread::run() {
   log::set_thread_name("hark-coord");
   Result<std::unique_ptr<EtcdGateway>> gateway = EtcdGateway::create(options_.etcd);
@@ -58,6 +78,7 @@ void CoordinationThread::run() {
     etcd_ = gateway->get();
     options_.journal->set_waker(this);
   }
+  if (options_.moves != nullptr) options_.moves->set_waker(this);
   constexpr Duration backoff_min = std::chrono::milliseconds(100);
   constexpr Duration backoff_max = std::chrono::seconds(5);
   Duration backoff = backoff_min;
@@ -67,6 +88,7 @@ void CoordinationThread::run() {
     const bool waiting = metadata && metadata->waiting();
     const Status stepped = agent.step(waiting ? std::chrono::milliseconds(5) : wait);
     if (options_.health != nullptr) options_.health->stepped(stepped.ok());
+    if (stepped.ok()) report_moves(agent);
     // The shards get the new view before this node's metadata progress is published: a
     // command answered on that progress is then routable here (docs/cluster.md §Metadata).
     const Ref<const ClusterView> view = agent.view();
@@ -88,6 +110,7 @@ void CoordinationThread::run() {
     }
     backoff = backoff_min;
   }
+  if (options_.moves != nullptr) options_.moves->set_waker(nullptr);
   if (metadata) {
     options_.journal->set_waker(nullptr);
     etcd_ = nullptr;

@@ -10,6 +10,7 @@
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/etcd_gateway.h"
 #include "hark/server/cluster/etcd_journal.h"
+#include "hark/server/cluster/move_reports.h"
 #include "hark/server/cluster/node_agent.h"
 
 namespace hark::server::cluster {
@@ -23,6 +24,8 @@ struct CoordinationOptions {
   EntrySink* entries = nullptr;
   // Where each step's outcome is counted (for /metrics), or null.
   EtcdHealth* health = nullptr;
+  // Moves this node copied, to mark ready (move_reports.h). Null: none (tests).
+  MoveReports* moves = nullptr;
 };
 
 // harkd's coordination thread (`hark-coord`): the only thread that talks to etcd. It steps a
@@ -52,6 +55,8 @@ class CoordinationThread final : private JournalLink::Waker {
   bool pause(Duration duration);
   // Ends the watch and any pause early (new work on the link).
   void wake() override;
+  // Marks the moves the shards copied ready (etcd unreachable: kept for the next step).
+  void report_moves(NodeAgent& agent);
 
   CoordinationOptions options_;
   ViewSink& sink_;

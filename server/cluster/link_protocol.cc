@@ -122,6 +122,60 @@ Result<LinkRequest> parse_link_request(std::span<const std::byte> body) {
   return request;
 }
 
+void append_link_fetch(const LinkFetch& fetch, protocol::Bytes& payload) {
+  protocol::Writer writer(payload);
+  writer.u32(fetch.stream);
+  writer.u32(fetch.topic);
+  writer.u32(fetch.partition);
+  writer.u64(fetch.epoch);
+  writer.u64(fetch.from);
+  writer.u32(fetch.count);
+  writer.u8(fetch.fence ? 1 : 0);
+}
+
+Result<LinkFetch> parse_link_fetch(std::span<const std::byte> payload) {
+  protocol::Reader reader(payload);
+  LinkFetch fetch;
+  HARK_TRY_ASSIGN(fetch.stream, reader.u32());
+  HARK_TRY_ASSIGN(fetch.topic, reader.u32());
+  HARK_TRY_ASSIGN(fetch.partition, reader.u32());
+  HARK_TRY_ASSIGN(fetch.epoch, reader.u64());
+  HARK_TRY_ASSIGN(fetch.from, reader.u64());
+  HARK_TRY_ASSIGN(fetch.count, reader.u32());
+  HARK_TRY_ASSIGN(const uint8_t fence, reader.u8());
+  if (fence > 1 || !reader.empty()) return Error::invalid_command;
+  fetch.fence = fence == 1;
+  return fetch;
+}
+
+void append_link_fence_answer(const LinkFenceAnswer& answer, protocol::Bytes& payload) {
+  protocol::Writer writer(payload);
+  writer.u64(answer.end);
+  writer.u32(static_cast<uint32_t>(answer.offsets.size()));
+  for (const LinkStoredOffset& offset : answer.offsets) {
+    writer.u8(offset.kind);
+    writer.u32(offset.id);
+    writer.u64(offset.offset);
+  }
+}
+
+Result<LinkFenceAnswer> parse_link_fence_answer(std::span<const std::byte> payload) {
+  protocol::Reader reader(payload);
+  LinkFenceAnswer answer;
+  HARK_TRY_ASSIGN(answer.end, reader.u64());
+  HARK_TRY_ASSIGN(const uint32_t count, reader.u32());
+  constexpr size_t offset_bytes = 13;
+  if (count > payload.size() / offset_bytes) return Error::invalid_command;
+  answer.offsets.resize(count);
+  for (LinkStoredOffset& offset : answer.offsets) {
+    HARK_TRY_ASSIGN(offset.kind, reader.u8());
+    HARK_TRY_ASSIGN(offset.id, reader.u32());
+    HARK_TRY_ASSIGN(offset.offset, reader.u64());
+  }
+  if (!reader.empty()) return Error::invalid_command;
+  return answer;
+}
+
 void append_link_response(uint64_t id, std::span<const std::byte> response, protocol::Bytes& out) {
   protocol::Writer writer(out);
   const size_t at = begin_frame(writer, LinkKind::response);

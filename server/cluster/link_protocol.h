@@ -30,6 +30,18 @@ namespace hark::server::cluster {
 //   cancel     entry → owner       [u64 id]
 // Nothing but hello is accepted first, nothing but proof second, and no Iggy client frame is a
 // link frame, so a link never runs a client command.
+//
+// A request's code is an Iggy command, or one of the link-only commands below (a code no Iggy
+// command has; a client sending it to the client listener gets invalid_command, and an entry
+// node never forwards it): only a node that proved the secret can send one.
+//   fetch (link_fetch_code) B → A   payload [u32 stream][u32 topic][u32 partition][u64 move
+//        epoch][u64 from][u32 count][u8 fence]: a partition's copy to the target of its
+//        planned move (docs/cluster.md §Moves). Without fence: answered like PollMessages from
+//        offset `from` (the stored bytes, at most `count` messages and the owner's poll byte
+//        cap; an empty answer once B is caught up). With fence: A stops admitting sends to the
+//        partition and answers [u64 end][u32 n][n × [u8 kind][u32 id][u64 offset]] (its log's
+//        end and stored consumer and group offsets). Refused (resource_not_found, 20) unless
+//        A's view has that move, from A to the link's node, at that epoch.
 enum class LinkKind : uint8_t {
   hello = 1,
   challenge = 2,
@@ -105,6 +117,34 @@ struct LinkRequest {
 };
 
 void append_link_request(const LinkRequest& request, protocol::Bytes& out);
+
+inline constexpr uint32_t link_fetch_code = 0x4C4B0001;  // Far above every Iggy command code.
+
+struct LinkFetch {
+  uint32_t stream = 0;
+  uint32_t topic = 0;
+  uint32_t partition = 0;
+  uint64_t epoch = 0;  // The move's: the assignment's epoch it starts from.
+  uint64_t from = 0;
+  uint32_t count = 0;
+  bool fence = false;
+};
+void append_link_fetch(const LinkFetch& fetch, protocol::Bytes& payload);
+Result<LinkFetch> parse_link_fetch(std::span<const std::byte> payload);
+
+// A fenced fetch's answer payload.
+struct LinkStoredOffset {
+  uint8_t kind = 0;  // core::ConsumerRef::Kind.
+  uint32_t id = 0;
+  uint64_t offset = 0;
+};
+struct LinkFenceAnswer {
+  uint64_t end = 0;
+  std::vector<LinkStoredOffset> offsets;
+};
+void append_link_fence_answer(const LinkFenceAnswer& answer, protocol::Bytes& payload);
+// A count the bytes cannot hold is refused before anything is allocated for it.
+Result<LinkFenceAnswer> parse_link_fence_answer(std::span<const std::byte> payload);
 Result<LinkRequest> parse_link_request(std::span<const std::byte> body);
 // The status of an owner's response, on a link only and never written to a client, that says
 // "not run: this node does not host the partition" (its assignment moved to another node, or

@@ -5,6 +5,7 @@
 // operation crosses shards for one of the two homes involved.
 #include "hark/core/broker/broker.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -652,6 +653,52 @@ TEST_F(BrokerTest, TornLastMetadataRecordIsCutAndDamageBeforeTheEndRefusesToStar
 
 // BrokerOptions::hosted_only (a cluster node): a partition opens only once Broker::host names
 // it, on every shard; one no longer named is closed (its parked poll ends, its files stay).
+// AppendStored (a move's copy, docs/cluster.md §Moves): partition 0's stored bytes copied into
+// partition 1 read back identical (offsets, timestamps, ids), wake a poll parked on partition 1,
+// a batch that does not start at the end is refused with 4100 and writes nothing, and a restart
+// reads the copy from partition 1's own segments.
+TEST_F(BrokerTest, AppendStoredCopiesStoredBytesAtTheirOffsets) {
+  for (int i = 0; i < 5; i++) ASSERT_TRUE(append(0, "m" + std::to_string(i)).ok());
+  Blocking<Poll> source;
+  prepare(source, 0, 0, Duration(0));
+  ASSERT_TRUE(source.call(*broker_).ok());
+  const storage::ReadView& stored = source.result.messages;
+  ASSERT_EQ(stored.count(), 5u);
+  const std::vector<std::byte> bytes(stored.bytes().begin(), stored.bytes().end());
+
+  Blocking<Poll> waiting;
+  prepare(waiting, 1, 0, 4s);
+  auto parked_poll = std::async(std::launch::async, [&] { return waiting.call(*broker_); });
+  ASSERT_TRUE(parked(1));
+  const auto copy = [&](std::span<const std::byte> batch, uint32_t count) {
+    Blocking<AppendStored> op;
+    op.stream = NameOrId::id(0);
+    op.topic = NameOrId::id(0);
+    op.partition = 1;
+    op.messages = batch;
+    op.count = count;
+    return op.call(*broker_);
+  };
+  const size_t first_two = 2 * (message_layout::header_bytes + 2);
+  ASSERT_TRUE(copy(std::span(bytes).first(first_two), 2).ok());
+  ASSERT_TRUE(parked_poll.get().ok());
+  EXPECT_EQ(waiting.result.messages.first(), Offset(0));
+  // Offsets 3-4 would leave a gap after 0-1; 0-4 would overlap them.
+  const size_t one = message_layout::header_bytes + 2;
+  EXPECT_EQ(copy(std::span(bytes).subspan(3 * one), 2).error(), Error::invalid_offset);
+  EXPECT_EQ(copy(bytes, 5).error(), Error::invalid_offset);
+  ASSERT_TRUE(copy(std::span(bytes).subspan(first_two), 3).ok());
+
+  restart();
+  Blocking<Poll> copied;
+  prepare(copied, 1, 0, Duration(0));
+  ASSERT_TRUE(copied.call(*broker_).ok());
+  ASSERT_EQ(copied.result.messages.count(), 5u);
+  const std::span<const std::byte> read = copied.result.messages.bytes();
+  EXPECT_TRUE(std::equal(read.begin(), read.end(), bytes.begin(), bytes.end()));
+  EXPECT_EQ(copied.result.current_offset, 4u);
+}
+
 class HostedBrokerTest : public ::testing::Test, private ShardHooks {
  protected:
   void SetUp() override {
@@ -690,18 +737,23 @@ class HostedBrokerTest : public ::testing::Test, private ShardHooks {
   void on_stop(io::Reactor& reactor) override { (void)reactor; }
 
   // Broker::host(partitions of topic 0/0) on every shard, from the shard's own thread.
-  void host(std::vector<uint32_t> partitions) {
+  void host(std::vector<uint32_t> partitions, std::vector<uint32_t> moving_partitions = {}) {
     std::vector<PartitionKey> keys;
     for (const uint32_t p : partitions) {
       keys.push_back({StreamId(0), TopicId(0), PartitionId(p)});
     }
+    std::vector<PartitionKey> moving;
+    for (const uint32_t p : moving_partitions) {
+      moving.push_back({StreamId(0), TopicId(0), PartitionId(p)});
+    }
     struct HostTask final : io::Task {
       void run() override {
-        status = broker->host(*keys);
+        status = broker->host(*keys, *moving);
         done.set_value();
       }
       Broker* broker = nullptr;
       const std::vector<PartitionKey>* keys = nullptr;
+      const std::vector<PartitionKey>* moving = nullptr;
       Status status;
       std::promise<void> done;
     };
@@ -709,6 +761,7 @@ class HostedBrokerTest : public ::testing::Test, private ShardHooks {
       HostTask task;
       task.broker = broker_.get();
       task.keys = &keys;
+      task.moving = &moving;
       reactor->post_from_outside(task);
       task.done.get_future().wait();
       ASSERT_TRUE(task.status.ok()) << error_name(task.status.error());
@@ -781,6 +834,136 @@ TEST_F(HostedBrokerTest, OnlyHostedPartitionsOpenAndOneNoLongerHostedCloses) {
   again.count = 10;
   ASSERT_TRUE(again.call(*broker_).ok());
   EXPECT_EQ(again.result.messages.count(), 1u);
+}
+
+// A move's fence (FencePartition, docs/cluster.md §Moves): answered with the end and the stored
+// offsets; an append after it is held (BrokerStats::held) while the partition is still moving,
+// runs when the move goes away (host() without it), and is refused 11001 with nothing written
+// when the partition leaves this node (the move committed).
+TEST_F(HostedBrokerTest, AFenceHoldsAppendsUntilTheMoveIsAbandonedOrCommits) {
+  host({0});
+  ASSERT_TRUE(append(0).ok());
+  ASSERT_TRUE(append(0).ok());
+  Blocking<StoreOffset> store;
+  store.stream = NameOrId::id(0);
+  store.topic = NameOrId::id(0);
+  store.consumer = ConsumerRef{ConsumerRef::Kind::consumer, 7};
+  store.offset = 1;
+  ASSERT_TRUE(store.call(*broker_).ok());
+  const auto fence = [&](Blocking<FencePartition>& op) {
+    op.stream = NameOrId::id(0);
+    op.topic = NameOrId::id(0);
+    op.partition = 0;
+    EXPECT_TRUE(op.call(*broker_).ok());
+  };
+  const auto held = [&](uint64_t count) {
+    return test::wait_for_stats(*broker_, [=](const BrokerStats& s) { return s.held == count; });
+  };
+  Blocking<FencePartition> first;
+  fence(first);
+  EXPECT_EQ(first.end, 2u);
+  ASSERT_EQ(first.offsets.size(), 1u);
+  EXPECT_EQ(first.offsets[0].first, store.consumer);
+  EXPECT_EQ(first.offsets[0].second, 1u);
+
+  auto abandoned = std::async(std::launch::async, [&] { return append(0); });
+  ASSERT_TRUE(held(1));
+  host({0}, {0});  // Still moving: still held.
+  EXPECT_TRUE(held(1));
+  host({0});  // The move went away: the fence is lifted and the append runs.
+  EXPECT_TRUE(abandoned.get().ok());
+  Blocking<FencePartition> second;
+  fence(second);
+  EXPECT_EQ(second.end, 3u);
+
+  auto committed = std::async(std::launch::async, [&] { return append(0); });
+  ASSERT_TRUE(held(1));
+  host({});  // The move committed: the partition left this node.
+  EXPECT_EQ(committed.get().error(), Error::shard_communication_error);
+  EXPECT_TRUE(held(0));
+  host({0});
+  Blocking<Poll> poll;
+  poll.stream = NameOrId::id(0);
+  poll.topic = NameOrId::id(0);
+  poll.partition = 0;
+  poll.from = PollFrom::offset;
+  poll.count = 10;
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  EXPECT_EQ(poll.result.messages.count(), 3u);  // The refused append left nothing.
+}
+
+// An append that reaches a partition while it is leaving this node (Broker::host without it,
+// the move committed) is refused like the ones its fence held: nothing is appended there. The
+// close runs the shard's ring (the log drains its writes), so requests arrive meanwhile; here
+// the held append's done() sends the next one at that very moment, as a client whose refused
+// send is retried through the same node does.
+TEST_F(HostedBrokerTest, AnAppendArrivingWhileAMovedPartitionClosesIsRefused) {
+  host({0, 1, 2, 3});
+  // A partition owned by shard 0, the home of appends submitted from outside: the held
+  // append's done() then runs inside the close.
+  uint32_t partition = 4;
+  for (uint32_t p = 0; p < 4 && partition == 4; p++) {
+    const std::vector<std::byte> bytes = message("first");
+    Blocking<Append> first;
+    first.stream = NameOrId::id(0);
+    first.topic = NameOrId::id(0);
+    first.partitioning = Partitioning{Partitioning::Kind::partition, p};
+    first.messages = bytes;
+    first.count = 1;
+    ASSERT_TRUE(first.call(*broker_).ok());
+    if (first.owner_shard == ShardId(0)) partition = p;
+  }
+  ASSERT_LT(partition, 4u);
+  Blocking<FencePartition> fence;
+  fence.stream = NameOrId::id(0);
+  fence.topic = NameOrId::id(0);
+  fence.partition = partition;
+  ASSERT_TRUE(fence.call(*broker_).ok());
+
+  const std::vector<std::byte> bytes = message("m");
+  struct Next final : Append {
+    void done() override { answered.set_value(status()); }
+    std::promise<Status> answered;
+  };
+  struct Held final : Append {
+    void done() override {
+      broker->submit(*next);  // On the shard: it runs now, inside the close.
+      answered.set_value(status());
+    }
+    Broker* broker = nullptr;
+    Next* next = nullptr;
+    std::promise<Status> answered;
+  };
+  Next next;
+  Held held;
+  for (Append* op : {static_cast<Append*>(&next), static_cast<Append*>(&held)}) {
+    op->stream = NameOrId::id(0);
+    op->topic = NameOrId::id(0);
+    op->partitioning = Partitioning{Partitioning::Kind::partition, partition};
+    op->messages = bytes;
+    op->count = 1;
+  }
+  held.broker = broker_.get();
+  held.next = &next;
+  broker_->submit(held);
+  ASSERT_TRUE(test::wait_for_stats(*broker_, [](const BrokerStats& s) { return s.held == 1; }));
+  std::vector<uint32_t> others;
+  for (uint32_t p = 0; p < 4; p++) {
+    if (p != partition) others.push_back(p);
+  }
+  host(others);  // The move committed: the partition left this node.
+  EXPECT_EQ(held.answered.get_future().get().error(), Error::shard_communication_error);
+  const Status second = next.answered.get_future().get();
+  EXPECT_EQ(second.ok() ? Error::ok : second.error(), Error::shard_communication_error);
+  host({0, 1, 2, 3});
+  Blocking<Poll> poll;
+  poll.stream = NameOrId::id(0);
+  poll.topic = NameOrId::id(0);
+  poll.partition = partition;
+  poll.from = PollFrom::offset;
+  poll.count = 10;
+  ASSERT_TRUE(poll.call(*broker_).ok());
+  EXPECT_EQ(poll.result.messages.count(), 1u);  // Only the append before the fence.
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -103,9 +104,12 @@ HarkdProcess::~HarkdProcess() {
   if (drainer_.joinable()) drainer_.join();
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
   if (pidfd_ >= 0) ::close(pidfd_);
-  if (!root_directory_.empty()) {
+  // HARK_KEEP_DIRS=1 keeps the data and stderr for a post-mortem (tests/README.md).
+  if (!root_directory_.empty() && ::getenv("HARK_KEEP_DIRS") == nullptr) {
     std::error_code ignored;
     std::filesystem::remove_all(root_directory_, ignored);
+  } else if (!root_directory_.empty()) {
+    std::fprintf(stderr, "harkd directory kept: %s\n", root_directory_.c_str());
   }
 }
 

@@ -1,9 +1,11 @@
 #include "hark/core/broker/internal/broker_shard.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
 #include "hark/core/base/log.h"
+#include "hark/core/broker/internal/flow.h"
 
 namespace hark::core::internal {
 
@@ -66,7 +68,7 @@ Error BrokerShard::missing(const PartitionCell& cell) const {
   return hosts(cell.key) ? Error::partition_not_found : Error::shard_communication_error;
 }
 
-Status BrokerShard::host(std::span<const PartitionKey> keys) {
+Status BrokerShard::host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving) {
   HARK_ASSERT(on_own_thread());
   hosted_ = absl::flat_hash_set<PartitionKey>(keys.begin(), keys.end());
   Status result;
@@ -82,17 +84,41 @@ Status BrokerShard::host(std::span<const PartitionKey> keys) {
       }
     }
   }
+  lift_fences(moving);
   return result;
+}
+
+void BrokerShard::lift_fences(std::span<const PartitionKey> moving) {
+  for (auto& [key, partition] : owned_) {
+    if (!partition->fenced() || std::find(moving.begin(), moving.end(), key) != moving.end()) {
+      continue;
+    }
+    HARK_LOG_INFO("partition %u/%u/%u: its move is gone, sends are admitted again",
+                  key.stream.value(), key.topic.value(), key.partition.value());
+    for (Append* append : partition->lift_fence()) append->at_owner(*this, *partition);
+  }
 }
 
 void BrokerShard::unhost(const PartitionKey& key) {
   HARK_LOG_INFO("partition %u/%u/%u is no longer hosted here: closed (its files are kept)",
                 key.stream.value(), key.topic.value(), key.partition.value());
-  Partition& partition = *owned_.at(key);
-  waits_.release(partition.cell(), AbortReason::moved);
-  partition.close();
-  owned_.erase(key);
+  // Sends a move's fence held: retryable, nothing of them written; a retry reaches the new owner.
+  close_owned(key, AbortReason::moved, Error::shard_communication_error);
+}
+
+void BrokerShard::close_owned(const PartitionKey& key, AbortReason reason, Error held) {
+  // Out of owned_ first: answering the held appends and closing the log (which drains its
+  // writes by running this shard's ring, and with it requests that just arrived) must not let
+  // a request reach the partition. One that does finds it not open (missing()), so nothing is
+  // appended, and acknowledged, on a partition that is leaving (docs/cluster.md §Moves).
+  const auto found = owned_.find(key);
+  HARK_ASSERT(found != owned_.end());
+  const std::unique_ptr<Partition> partition = std::move(found->second);
+  owned_.erase(found);
   owned_order_.erase(key);
+  waits_.release(partition->cell(), reason);
+  refuse_held(*partition, held);
+  partition->close();
 }
 
 uint32_t BrokerShard::next_balanced(const TopicEntry& topic) {
@@ -176,12 +202,8 @@ void BrokerShard::retire(const Change& change) {
   for (const auto& cell : change.removed) {
     // Retired only once no shard's catalog lists it (docs/architecture.md §4).
     HARK_ASSERT(catalog_->find(cell->key) != cell.get());
-    Partition* const partition = owned(*cell);
-    if (partition == nullptr) continue;
-    waits_.release(*cell, AbortReason::deleted);
-    partition->close();
-    owned_.erase(cell->key);
-    owned_order_.erase(cell->key);
+    if (owned(*cell) == nullptr) continue;
+    close_owned(cell->key, AbortReason::deleted, Error::partition_not_found);
     const std::string directory = partition_directory(options().data_directory, cell->key);
     std::error_code error;
     std::filesystem::remove_all(directory, error);
@@ -352,7 +374,18 @@ void BrokerShard::release_partitions() {
   shutting_down_ = true;
   for (auto& [key, partition] : owned_) {
     waits_.release(partition->cell(), AbortReason::shutdown);
+    refuse_held(*partition, Error::shard_communication_error);
   }
+}
+
+uint64_t BrokerShard::held_appends() const {
+  uint64_t held = 0;
+  for (const auto& [key, partition] : owned_) held += partition->held_count();
+  return held;
+}
+
+void BrokerShard::refuse_held(Partition& partition, Error error) {
+  for (Append* append : partition.lift_fence()) Flow::finish(*append, *this, error);
 }
 
 void BrokerShard::close_partitions() {

@@ -83,7 +83,9 @@ class BrokerShard final {
   // hosted by this node (shard_communication_error, retryable), else partition_not_found.
   Error missing(const PartitionCell& cell) const;
   // Broker::host on this shard.
-  Status host(std::span<const PartitionKey> keys);
+  Status host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving);
+  // Appends held by the fences of this shard's partitions now (BrokerStats::held).
+  uint64_t held_appends() const;
   // Balanced partitioning: the next partition of `topic` for appends from this shard.
   // Requires: the topic has partitions.
   uint32_t next_balanced(const TopicEntry& topic);
@@ -155,6 +157,14 @@ class BrokerShard final {
   Status open_partition(const Ref<PartitionCell>& cell);
   // Closes an open partition this node no longer hosts: parked polls end as moved.
   void unhost(const PartitionKey& key);
+  // Takes an open partition out of owned_, then ends its parked polls with `reason`, answers
+  // the appends its fence held with `held` and closes it (unhost, retire).
+  void close_owned(const PartitionKey& key, AbortReason reason, Error held);
+  // Lifts the fence of every open partition `moving` does not name (Broker::host).
+  void lift_fences(std::span<const PartitionKey> moving);
+
+  // Answers the appends a partition's fence held with `error` (nothing of them was written).
+  void refuse_held(Partition& partition, Error error);
   storage::LogOptions log_options(const PartitionCell& cell) const;
   void arm_retention();
   // The catalog's names of a partition's stream and topic (its ids if the catalog has none).

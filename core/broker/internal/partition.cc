@@ -1,6 +1,7 @@
 #include "hark/core/broker/internal/partition.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "hark/core/base/message_layout.h"
 
@@ -35,6 +36,25 @@ Result<storage::AppendResult> Partition::append(std::span<const std::byte> messa
   HARK_TRY_ASSIGN(const storage::AppendResult appended, log_->append(messages, count));
   publish_figures();
   return appended;
+}
+
+Result<storage::AppendResult> Partition::append_stored(std::span<const std::byte> messages,
+                                                       uint32_t count) {
+  HARK_TRY_ASSIGN(const storage::AppendResult appended, log_->append_stored(messages, count));
+  publish_figures();
+  return appended;
+}
+
+bool Partition::hold(Append& append) {
+  HARK_ASSERT(fenced_);
+  if (held_.size() >= held_max) return false;
+  held_.push_back(&append);
+  return true;
+}
+
+std::vector<Append*> Partition::lift_fence() {
+  fenced_ = false;
+  return std::exchange(held_, {});
 }
 
 void Partition::on_won(Registration& registration) {

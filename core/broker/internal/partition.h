@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "hark/core/base/ref.h"
 #include "hark/core/base/result.h"
@@ -37,6 +38,18 @@ class Partition final : private storage::CommitListener, public WinHook {
   // `memory`: at once; log().when_committed() hears of it); parked polls it satisfies wake at the
   // end of the loop iteration of the commit.
   Result<storage::AppendResult> append(std::span<const std::byte> messages, uint32_t count);
+  // The same for messages another log stored (storage::PartitionLog::append_stored).
+  Result<storage::AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count);
+  // A move's fence (docs/cluster.md §Moves; FencePartition): while set, appends are held here,
+  // neither run nor answered, at most `held_max`; hold() refuses more (the caller answers
+  // 11001, retryable). lift_fence() clears it and hands the held appends back, in order.
+  static constexpr size_t held_max = 4096;
+  bool fenced() const { return fenced_; }
+  void fence() { fenced_ = true; }
+  bool hold(Append& append);
+  size_t held_count() const { return held_.size(); }
+  std::vector<Append*> lift_fence();
+
   // Drops every message and stored offset; a new epoch at offset 0 (parked polls: empty).
   Status purge(WaitShard& waits);
   Status apply_retention();
@@ -81,6 +94,8 @@ class Partition final : private storage::CommitListener, public WinHook {
   std::unique_ptr<storage::PartitionLog> log_;
   std::unique_ptr<OffsetStore> offsets_;
   const uint64_t poll_bytes_max_;
+  bool fenced_ = false;
+  std::vector<Append*> held_;
 };
 
 }  // namespace hark::core::internal

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "hark/core/base/message_layout.h"
 #include "hark/protocol/codec.h"
 #include "hark/protocol/framing.h"
 #include "hark/protocol/system_requests.h"
@@ -90,6 +91,48 @@ TEST(LinkFrames, NotHostedIsALinkStatusApartFromIggysCodes) {
   EXPECT_FALSE(not_hosted(protocol::error_response(Error::shard_communication_error)));
   EXPECT_FALSE(not_hosted(protocol::ok_response_header(0)));
   EXPECT_FALSE(not_hosted(std::span<const std::byte>()));
+}
+
+// A move's fetch (link-only command) and its fenced answer round-trip; a truncated fetch, a
+// fence flag other than 0/1, trailing bytes and an offsets count the bytes cannot hold are
+// refused (a hostile peer allocates nothing for a count it did not send).
+TEST(LinkFrames, MoveFetchAndFenceAnswerRoundTripAndRefuseGarbage) {
+  const LinkFetch fetch{
+      .stream = 1, .topic = 2, .partition = 3, .epoch = 4, .from = 500, .count = 64, .fence = true};
+  protocol::Bytes payload;
+  append_link_fetch(fetch, payload);
+  const auto parsed = parse_link_fetch(payload);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->stream, 1u);
+  EXPECT_EQ(parsed->partition, 3u);
+  EXPECT_EQ(parsed->epoch, 4u);
+  EXPECT_EQ(parsed->from, 500u);
+  EXPECT_EQ(parsed->count, 64u);
+  EXPECT_TRUE(parsed->fence);
+  EXPECT_FALSE(parse_link_fetch(std::span(payload).first(payload.size() - 1)).ok());
+  protocol::Bytes bad_flag = payload;
+  bad_flag.back() = std::byte{2};
+  EXPECT_FALSE(parse_link_fetch(bad_flag).ok());
+  protocol::Bytes trailing = payload;
+  trailing.push_back(std::byte{0});
+  EXPECT_FALSE(parse_link_fetch(trailing).ok());
+
+  LinkFenceAnswer answer{
+      .end = 77,
+      .offsets = {{.kind = 1, .id = 7, .offset = 12}, {.kind = 2, .id = 3, .offset = 70}}};
+  protocol::Bytes encoded;
+  append_link_fence_answer(answer, encoded);
+  const auto back = parse_link_fence_answer(encoded);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->end, 77u);
+  ASSERT_EQ(back->offsets.size(), 2u);
+  EXPECT_EQ(back->offsets[1].kind, 2u);
+  EXPECT_EQ(back->offsets[1].id, 3u);
+  EXPECT_EQ(back->offsets[1].offset, 70u);
+  protocol::Bytes huge(12, std::byte{0});
+  store_u32(huge, 8, UINT32_MAX);  // Four billion offsets announced, none sent.
+  EXPECT_FALSE(parse_link_fence_answer(huge).ok());
+  EXPECT_FALSE(parse_link_fence_answer(std::span(encoded).first(encoded.size() - 1)).ok());
 }
 
 TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
