@@ -172,7 +172,8 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
   HARK_TRY_ASSIGN(
       broker->metadata_log_,
       internal::MetadataLog::open(options.data_directory + "/metadata.log", broker->ownership_,
-                                  SystemClock::instance(), broker->initial_catalog_, extensions));
+                                  SystemClock::instance(), broker->initial_catalog_, extensions,
+                                  options.metadata_snapshot_entries));
   if (options.extensions != nullptr) {
     for (const auto& record : extensions) options.extensions->applied(record);
   }

@@ -90,6 +90,9 @@ struct BrokerOptions {
   // cluster node): only those the embedder names with Broker::host; the others are metadata
   // only, and a request that reaches one here fails with shard_communication_error (11001).
   bool hosted_only = false;
+  // metadata.log is rewritten as one snapshot of the catalog once it holds more than this many
+  // entries past its last snapshot (docs/storage-format.md §Metadata log); 0: never.
+  uint64_t metadata_snapshot_entries = 10'000;
   // Told of the extension records of the metadata journal (metadata_journal.h); optional,
   // must outlive the broker.
   JournalExtensions* extensions = nullptr;

@@ -98,6 +98,12 @@ class EtcdJournal final : public core::MetadataJournal, private core::JournalDon
               core::JournalDone& done) override;
   void applied(io::Reactor& reactor, uint64_t sequence, bool own, core::JournalDone& done) override;
   Status append_undo(std::span<const std::byte> records) override;
+  // metadata.log's compaction, local to this node: etcd's entries stay as they are.
+  bool snapshot_due() const override { return local_.snapshot_due(); }
+  void snapshot(io::Reactor& reactor, std::span<const std::byte> snapshot,
+                core::JournalDone& done) override {
+    local_.snapshot(reactor, snapshot, done);
+  }
 
  private:
   // etcd's answer to an append, on shard 0: on success the entry goes to metadata.log.
