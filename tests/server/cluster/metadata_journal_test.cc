@@ -6,7 +6,9 @@
 // as the next entry); a command answered only once every live node applied it; a restart that
 // replays metadata.log and then catches up from etcd; etcd unreachable (refused with
 // FeatureUnavailable, reads answered from the last catalog); a topic's partition requests
-// written with its entry and removed with its delete, their assignments kept.
+// written with its entry and removed with its delete, their assignments kept; a member joining
+// and leaving many times keeps every node's metadata.log under a bound (compaction) and a
+// restart from the compacted log has the same group.
 #include <unistd.h>
 
 #include <atomic>
@@ -76,6 +78,7 @@ class MetadataJournalTest : public ::testing::Test {
     options.data_directory = node.directory;
     options.shards_count = 2;
     options.journal = &node.factory;
+    options.metadata_snapshot_entries = snapshot_entries_;
     auto broker = core::Broker::start(options);
     EXPECT_TRUE(broker.ok());
     node.broker = std::move(broker).value();
@@ -146,6 +149,7 @@ class MetadataJournalTest : public ::testing::Test {
     return read.ok() && !read->kvs.empty();
   }
 
+  uint64_t snapshot_entries_ = 0;  // BrokerOptions::metadata_snapshot_entries; 0: never.
   ManualClock clock_;
   FakeEtcd etcd_{clock_};
   std::filesystem::path root_;
@@ -333,6 +337,61 @@ TEST_F(MetadataJournalTest, MembersJoinedViaTwoNodesShareOneGroupOnBoth) {
   stop(node(2));
   start(2);
   EXPECT_EQ(members(2).size(), 1u);
+}
+
+TEST_F(MetadataJournalTest, AMemberJoiningAndLeavingKeepsEveryNodesMetadataLogBounded) {
+  constexpr int loops = 100;  // 200 entries: about 7 KiB of metadata.log uncompacted.
+  snapshot_entries_ = 16;
+  start(1);
+  start(2);
+  step();
+  step();
+  ASSERT_TRUE(create_stream(1, "s").ok());
+  Async<core::CreateTopic> topic;
+  topic.stream = core::NameOrId::id(0);
+  topic.name = "t";
+  topic.settings.partitions_count = 3;
+  ASSERT_TRUE(run(1, topic).ok());
+  Async<core::CreateConsumerGroup> group;
+  group.stream = core::NameOrId::id(0);
+  group.topic = core::NameOrId::id(0);
+  group.name = "g";
+  ASSERT_TRUE(run(1, group).ok());
+  const auto membership = [&](uint32_t via, uint32_t member, bool join) {
+    if (join) {
+      Async<core::JoinConsumerGroup> op;
+      op.stream = op.topic = op.group = core::NameOrId::id(0);
+      op.member = member;
+      return run(via, op);
+    }
+    Async<core::LeaveConsumerGroup> op;
+    op.stream = op.topic = op.group = core::NameOrId::id(0);
+    op.member = member;
+    return run(via, op);
+  };
+  const uint32_t stays = client_id_of(1, 1);
+  ASSERT_TRUE(membership(1, stays, true).ok());
+  uintmax_t largest = 0;
+  for (int i = 0; i < loops; i++) {
+    const uint32_t passing = client_id_of(2, 100 + i);  // A new connection each time.
+    ASSERT_TRUE(membership(2, passing, true).ok());
+    ASSERT_TRUE(membership(2, passing, false).ok());
+    for (const uint32_t id : {1u, 2u}) {
+      largest = std::max(largest, std::filesystem::file_size(node(id).directory + "/metadata.log"));
+    }
+  }
+  // A snapshot of one stream, topic, group and member, and at most 17 entries: a bound that
+  // does not grow with `loops`.
+  EXPECT_LT(largest, 2048u);
+  stop(node(2));
+  start(2);  // From its compacted metadata.log.
+  core::Blocking<core::GetConsumerGroup> get;
+  get.stream = get.topic = get.group = core::NameOrId::id(0);
+  ASSERT_TRUE(get.call(*node(2).broker).ok());
+  ASSERT_TRUE(get.result.has_value());
+  ASSERT_EQ(get.result->members.size(), 1u);
+  EXPECT_EQ(get.result->members[0].id, stays);
+  EXPECT_EQ(get.result->members[0].partitions, (std::vector<uint32_t>{0, 1, 2}));
 }
 
 }  // namespace
