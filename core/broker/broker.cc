@@ -190,6 +190,22 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
   return broker;
 }
 
+Result<uint64_t> Broker::journaled_sequence(const std::string& data_directory) {
+  HARK_TRY(storage::create_private_directories(data_directory));
+  OwnershipMap ownership(1);
+  Ref<const internal::Catalog> catalog = make_ref<internal::Catalog>();
+  std::vector<std::vector<std::byte>> extensions;
+  HARK_TRY(internal::MetadataLog::open(data_directory + "/metadata.log", ownership,
+                                       SystemClock::instance(), catalog, extensions));
+  return catalog->sequence;
+}
+
+Status Broker::adopt_snapshot(const std::string& data_directory,
+                              std::span<const std::byte> snapshot) {
+  HARK_TRY(storage::create_private_directories(data_directory));
+  return internal::MetadataLog::adopt_snapshot(data_directory + "/metadata.log", snapshot);
+}
+
 MetadataJournal& Broker::journal() {
   if (shared_journal_ != nullptr) return *shared_journal_;
   return *metadata_log_;

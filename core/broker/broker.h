@@ -112,6 +112,14 @@ class Broker {
   // Starts the shards and their hooks. Errors: invalid_configuration (no shards), a hook's
   // error, ring or directory errors.
   static Result<std::unique_ptr<Broker>> start(const BrokerOptions& options);
+  // Before start, blocking (a cluster node that was away while the shared journal was trimmed,
+  // docs/cluster.md §Metadata): the last journal entry <data_directory>/metadata.log holds (0
+  // without one), and replacing that file by `snapshot` (one framed snapshot record,
+  // docs/storage-format.md §Metadata log; state_file_corrupted if it is not one). start then
+  // replays the snapshot and removes the partition directories it no longer lists.
+  static Result<uint64_t> journaled_sequence(const std::string& data_directory);
+  static Status adopt_snapshot(const std::string& data_directory,
+                               std::span<const std::byte> snapshot);
   // Stops if needed.
   ~Broker();
   Broker(const Broker&) = delete;

@@ -72,6 +72,9 @@ class MetadataJournal {
   // the old file or the new one. Errors as append(); the old file is kept then.
   virtual void snapshot(io::Reactor& reactor, std::span<const std::byte> snapshot,
                         JournalDone& done) = 0;
+  // `done` goes away (the broker stops) with a call in flight, e.g. a compaction, which ends
+  // as it would but tells nobody.
+  virtual void detach(JournalDone& done) = 0;
 };
 
 // Told of every extension record an entry holds (bytes the core journals for an embedder but

@@ -38,7 +38,8 @@ Coordinator::Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, Metadat
   }
 }
 
-Coordinator::~Coordinator() = default;
+// A compaction may still be in flight (the broker stops between commands).
+Coordinator::~Coordinator() { journal_.detach(*this); }
 
 void Coordinator::enqueue(MetadataCommand& command) {
   shard_.expect_on(ShardId(0));

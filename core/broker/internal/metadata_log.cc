@@ -51,7 +51,56 @@ Result<std::unique_ptr<MetadataLog>> MetadataLog::open(
   return std::unique_ptr<MetadataLog>(new MetadataLog(std::move(file), entries, snapshot_entries));
 }
 
-MetadataLog::~MetadataLog() = default;
+namespace {
+
+Status write_all_and_sync(int fd, std::span<const std::byte> bytes) {
+  size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t result =
+        ::pwrite(fd, bytes.data() + written, bytes.size() - written, static_cast<off_t>(written));
+    if (result <= 0) return Error::cannot_write_to_file;
+    written += static_cast<size_t>(result);
+  }
+  return ::fdatasync(fd) == 0 ? ok_status() : Status(Error::cannot_sync_file);
+}
+
+}  // namespace
+
+Status MetadataLog::adopt_snapshot(const std::string& path, std::span<const std::byte> snapshot) {
+  OwnershipMap ownership(1);
+  auto empty = make_ref<Catalog>();
+  CatalogEdit check(*empty, ownership, SystemClock::instance());
+  const Result<storage::FramedRecord> record = storage::next_record(snapshot);
+  if (!record.ok() || record->size != snapshot.size() || record->payload.empty() ||
+      record->payload[0] != std::byte(RecordKind::snapshot) ||
+      !replay(record->payload, check).ok()) {
+    return Error::state_file_corrupted;
+  }
+  const auto header = storage::record_file_header(magic, format_version);
+  std::vector<std::byte> bytes(header.begin(), header.end());
+  bytes.insert(bytes.end(), snapshot.begin(), snapshot.end());
+  const std::string temporary = temporary_path(path);
+  const int fd =
+      ::open(temporary.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, storage::private_file_mode);
+  if (fd < 0) return Error::cannot_write_to_file;
+  const Status written = write_all_and_sync(fd, bytes);
+  ::close(fd);
+  if (!written.ok() || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    ::unlink(temporary.c_str());
+    return written.ok() ? Status(Error::cannot_write_to_file) : written;
+  }
+  const std::string directory = std::filesystem::path(path).parent_path().string();
+  const int dir =
+      ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const bool synced = dir >= 0 && ::fsync(dir) == 0;
+  if (dir >= 0) ::close(dir);
+  return synced ? ok_status() : Status(Error::cannot_sync_file);
+}
+
+// A compaction cut short by a stop leaves its .tmp, which the next open() deletes.
+MetadataLog::~MetadataLog() {
+  if (compact_fd_ >= 0) ::close(compact_fd_);
+}
 
 void MetadataLog::append(io::Reactor& reactor, const JournalEntry& entry, JournalDone& done) {
   HARK_ASSERT(done_ == nullptr);
@@ -85,6 +134,15 @@ void MetadataLog::snapshot(io::Reactor& reactor, std::span<const std::byte> snap
   ring_->write(compact_fd_, pending_, 0, *this);
 }
 
+void MetadataLog::detach(JournalDone& done) {
+  if (done_ == &done) done_ = nullptr;
+}
+
+void MetadataLog::answer(JournalResult result) {
+  JournalDone* const done = std::exchange(done_, nullptr);
+  if (done != nullptr) done->journaled(result);  // Null: detached (the broker stopped).
+}
+
 void MetadataLog::applied(io::Reactor& /*reactor*/, uint64_t /*sequence*/, bool /*own*/,
                           JournalDone& done) {
   done.journaled({});
@@ -114,7 +172,7 @@ void MetadataLog::appended(int32_t result) {
         pending_[storage::record_header_bytes] == std::byte(RecordKind::entry)) {
       entries_++;
     }
-    std::exchange(done_, nullptr)->journaled({});
+    answer({});
     return;
   }
   if (result <= 0) {
@@ -162,7 +220,7 @@ void MetadataLog::compacted(int32_t result) {
                       std::strerror(-result));
       }
       step_ = Step::append;
-      std::exchange(done_, nullptr)->journaled({});
+      answer({});
       return;
     case Step::append: HARK_UNREACHABLE();
   }
@@ -195,7 +253,7 @@ void MetadataLog::fail_compaction(Error error, int code) {
   if (compact_fd_ >= 0) ::close(std::exchange(compact_fd_, -1));
   ::unlink(temporary_path(file_.path()).c_str());
   step_ = Step::append;
-  std::exchange(done_, nullptr)->journaled({.status = error});
+  answer({.status = error});
 }
 
 void MetadataLog::fail(Error error) {
@@ -203,7 +261,7 @@ void MetadataLog::fail(Error error) {
   // Cut back what may have been written, so the next record follows the last good one.
   // Error path only: a blocking ftruncate on shard 0 is fine here.
   (void)file_.cut_back();
-  std::exchange(done_, nullptr)->journaled({.status = error});
+  answer({.status = error});
 }
 
 }  // namespace hark::core::internal

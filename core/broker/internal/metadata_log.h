@@ -38,6 +38,11 @@ class MetadataLog final : public MetadataJournal, private io::Completion {
                                                    Ref<const Catalog>& catalog,
                                                    std::vector<std::vector<std::byte>>& extensions,
                                                    uint64_t snapshot_entries = 0);
+  // Blocking, before the broker starts: replaces the file at `path` by the header and
+  // `snapshot` (one framed snapshot record, checked by replaying it on an empty catalog first:
+  // state_file_corrupted if it does not) through <path>.tmp, fdatasync, rename and a directory
+  // fsync. File errors: cannot_write_to_file, cannot_sync_file.
+  static Status adopt_snapshot(const std::string& path, std::span<const std::byte> snapshot);
   ~MetadataLog() override;
   MetadataLog(const MetadataLog&) = delete;
   MetadataLog& operator=(const MetadataLog&) = delete;
@@ -59,6 +64,7 @@ class MetadataLog final : public MetadataJournal, private io::Completion {
   // old file (and a .tmp that open() deletes), after it the new one.
   void snapshot(io::Reactor& reactor, std::span<const std::byte> snapshot,
                 JournalDone& done) override;
+  void detach(JournalDone& done) override;
   // Entries past the file's last snapshot (test seam and bound).
   uint64_t entries_since_snapshot() const { return entries_; }
 
@@ -73,6 +79,8 @@ class MetadataLog final : public MetadataJournal, private io::Completion {
   void renamed();
   void fail(Error error);
   void fail_compaction(Error error, int code);
+  // Tells done_ (unless detached) and forgets it.
+  void answer(JournalResult result);
 
   storage::RecordFile file_;
   io::Ring* ring_ = nullptr;
