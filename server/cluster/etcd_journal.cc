@@ -424,6 +424,14 @@ void MetadataSync::trim(NodeAgent& agent) {
                             .number = current == entries.end() ? 0 : current->second.mod_revision};
     const Result<bool> put =
         agent.controller_txn({unchanged}, {TxnOp::put(keys.meta_snapshot, snapshot_)});
+    if (!put.ok() && refused_snapshot_ != offered) {
+      // E.g. a catalog past etcd's --max-request-bytes (1.5 MiB by default): nothing is trimmed.
+      refused_snapshot_ = offered;
+      HARK_LOG_WARN(
+          "cluster: etcd refused the metadata snapshot at entry %u (%u bytes): %s; the journal "
+          "in etcd is not trimmed until a snapshot is written",
+          offered, snapshot_.size(), std::string(error_name(put.error())));
+    }
     if (!put.ok() || !*put) return;  // Retried at the next step (or by the next controller).
     HARK_LOG_INFO("cluster: metadata snapshot at entry %u written to etcd", offered);
     return;  // The mirror brings it; the entries below go at a later step.

@@ -225,8 +225,9 @@ class MetadataSync {
   uint64_t published_ = 0;  // As applied/<self> holds it.
   int64_t published_lease_ = 0;
   std::deque<PendingWait> waits_;
-  std::string snapshot_;        // The latest snapshot this node's metadata.log compacted to.
-  bool behind_logged_ = false;  // Entries this node needs were trimmed: logged once.
+  std::string snapshot_;           // The latest snapshot this node's metadata.log compacted to.
+  bool behind_logged_ = false;     // Entries this node needs were trimmed: logged once.
+  uint64_t refused_snapshot_ = 0;  // The snapshot etcd last refused: logged once.
 };
 
 }  // namespace hark::server::cluster
