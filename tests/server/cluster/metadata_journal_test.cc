@@ -348,7 +348,7 @@ TEST_F(MetadataJournalTest, MembersJoinedViaTwoNodesShareOneGroupOnBoth) {
 }
 
 TEST_F(MetadataJournalTest, AMemberJoiningAndLeavingKeepsEveryNodesMetadataLogBounded) {
-  constexpr int loops = 100;  // 200 entries: about 7 KiB of metadata.log uncompacted.
+  constexpr int loops = 50;  // 100 entries: about 3.5 KiB of metadata.log uncompacted.
   snapshot_entries_ = 16;
   start(1);
   start(2);
@@ -413,7 +413,7 @@ size_t meta_entries(const std::map<std::string, KeyValue>& keys) {
 
 TEST_F(MetadataJournalTest,
        TrimmingKeepsEtcdAndTheMirrorsBoundedAndALateNodeStartsFromTheSnapshot) {
-  constexpr int loops = 100;  // 200 entries.
+  constexpr int loops = 50;  // 100 entries: over 100 meta/ keys untrimmed.
   snapshot_entries_ = 16;
   keep_entries_ = 8;
   start(1);
@@ -465,7 +465,7 @@ TEST_F(MetadataJournalTest,
     }
   }
   // At most a compaction's worth past the snapshot, one more waiting to be written, and the
-  // kept tail: a bound that does not grow with `loops` (200 entries untrimmed).
+  // kept tail: a bound that does not grow with `loops`.
   EXPECT_LT(in_etcd, 64u);
   EXPECT_LT(mirrored, 64u);
   EXPECT_TRUE(has_key("/hark/test/meta/snapshot"));
