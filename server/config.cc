@@ -259,6 +259,14 @@ const Setting settings[] = {
        return apply_size(o.segment_bytes, "storage.segment_size", v, 4096, UINT32_MAX);
      },
      [](const ServerOptions& o) { return std::to_string(o.segment_bytes); }},
+    {"storage.metadata_snapshot_entries", "--metadata-snapshot-entries",
+     "HARK_METADATA_SNAPSHOT_ENTRIES", "",
+     "rewrite metadata.log as one snapshot past this many entries after its last (0: never)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<0, UINT32_MAX>(o.metadata_snapshot_entries,
+                                         "storage.metadata_snapshot_entries", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.metadata_snapshot_entries); }},
     {"retention.max_age", "--retention-age", "HARK_RETENTION_AGE", "",
      "delete sealed segments older than this (0: keep)",
      [](ServerOptions& o, std::string_view v) {

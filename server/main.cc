@@ -34,6 +34,7 @@
 #include "hark/io/socket.h"
 #include "hark/server/cluster/cluster_user_backend.h"
 #include "hark/server/cluster/coordination_thread.h"
+#include "hark/server/cluster/etcd_gateway.h"
 #include "hark/server/cluster/etcd_journal.h"
 #include "hark/server/config.h"
 #include "hark/server/instance_lock.h"
@@ -298,6 +299,34 @@ int wait_for_stop(const sigset_t& signals, Duration interval, core::Broker& brok
   }
 }
 
+cluster::GatewayOptions gateway_options(const ServerOptions& options) {
+  return {.endpoints = options.etcd_endpoints,
+          .user = options.etcd_user,
+          .password = options.etcd_password,
+          .ca_file = options.etcd_ca_file,
+          .cert_file = options.etcd_cert_file,
+          .key_file = options.etcd_key_file};
+}
+
+// Cluster mode, before the broker starts: a node whose metadata.log is behind etcd's trimmed
+// journal starts from etcd's snapshot (docs/cluster.md §Metadata). If etcd cannot be reached
+// the node starts from its own file (logged) and catches up when etcd answers.
+void catch_up_from_snapshot(const ServerOptions& options) {
+  if (options.etcd_endpoints.empty()) return;
+  Result<std::unique_ptr<cluster::EtcdGateway>> gateway =
+      cluster::EtcdGateway::create(gateway_options(options));
+  const Status caught_up =
+      gateway.ok() ? cluster::catch_up_from_snapshot(**gateway, cluster::Keys(options.cluster_name),
+                                                     options.data_directory)
+                   : Status(gateway.error());
+  if (!caught_up.ok()) {
+    HARK_LOG_WARN(
+        "cluster: could not check etcd's metadata snapshot at start (%s); starting from "
+        "metadata.log",
+        std::string(error_name(caught_up.error())));
+  }
+}
+
 // Cluster mode (docs/cluster.md): the coordination thread registers this node in etcd, joins
 // the election and hands every new membership view to the shards. Null on one node.
 std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOptions& options,
@@ -310,12 +339,7 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
   settings.entries = &entries;
   settings.health = server.links() != nullptr ? &server.links()->etcd : nullptr;
   settings.moves = server.move_reports();
-  settings.etcd = {.endpoints = options.etcd_endpoints,
-                   .user = options.etcd_user,
-                   .password = options.etcd_password,
-                   .ca_file = options.etcd_ca_file,
-                   .cert_file = options.etcd_cert_file,
-                   .key_file = options.etcd_key_file};
+  settings.etcd = gateway_options(options);
   settings.agent = {
       .cluster = options.cluster_name,
       .self = {.id = options.node_id,
@@ -669,6 +693,7 @@ int run(const ServerOptions& options, const sigset_t& stop_signals) {
   broker_settings.partitions_max = files.partitions_max;
   if (!options.etcd_endpoints.empty()) broker_settings.journal = &journal_factory;
   broker_settings.extensions = cluster_users;  // Users in the journal (cluster mode).
+  catch_up_from_snapshot(options);
   Result<std::unique_ptr<core::Broker>> broker = core::Broker::start(broker_settings);
   if (!broker.ok()) {
     HARK_LOG_ERROR("the broker did not start: %s (see the log above)",

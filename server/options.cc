@@ -19,6 +19,7 @@ core::BrokerOptions broker_options(const ServerOptions& options) {
   broker.log.segment_bytes_max = options.segment_bytes;
   broker.log.retention_age = options.retention_age;
   broker.log.retention_bytes = options.retention_bytes;
+  broker.metadata_snapshot_entries = options.metadata_snapshot_entries;
   // A cluster node opens only the partitions its ClusterView assigns to it (docs/cluster.md
   // §Which node opens a partition); ShardServer::set_cluster_view names them.
   broker.hosted_only = !options.etcd_endpoints.empty();

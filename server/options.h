@@ -38,6 +38,9 @@ struct ServerOptions {
   // Retention defaults of every partition (0: keep).
   Duration retention_age = Duration(0);
   uint64_t retention_bytes = 0;
+  // metadata.log is rewritten as one snapshot past this many entries after its last (0: never;
+  // core::BrokerOptions::metadata_snapshot_entries).
+  uint64_t metadata_snapshot_entries = 10'000;
   // A poll's wait_timeout_us is clamped to this.
   Duration max_wait = std::chrono::seconds(30);
   // The wait a classic poll (no wait_timeout_us on the wire: every released Iggy SDK) gets when

@@ -160,6 +160,12 @@ RecordFile& RecordFile::operator=(RecordFile&& other) noexcept {
   return *this;
 }
 
+void RecordFile::replace(int fd, uint64_t size) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  size_ = size;
+}
+
 RecordFile::~RecordFile() {
   if (fd_ >= 0) ::close(fd_);
 }

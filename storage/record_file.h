@@ -70,6 +70,9 @@ class RecordFile {
   // Cuts the file back to its acknowledged size (after a failed asynchronous append).
   Status cut_back();
 
+  // After `fd` (a file with the same header and `size` bytes of records, written and synced)
+  // was renamed over this one's path: it becomes this file; the old descriptor is closed.
+  void replace(int fd, uint64_t size);
   int fd() const { return fd_; }
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }

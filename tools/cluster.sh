@@ -47,6 +47,7 @@ start_etcd() {
   etcd --name local --data-dir "$data/etcd/data" --listen-client-urls "$etcd_url" \
     --advertise-client-urls "$etcd_url" --listen-peer-urls "$peer" \
     --initial-advertise-peer-urls "$peer" --initial-cluster "local=$peer" \
+    --auto-compaction-mode periodic --auto-compaction-retention 1h \
     --logger zap --log-outputs "$data/etcd/etcd.log" >/dev/null 2>&1 &
   echo $! >"$data/etcd.pid"
   local ctl=(env ETCDCTL_API=3 etcdctl --endpoints="$etcd_url")

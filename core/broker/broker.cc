@@ -172,7 +172,8 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
   HARK_TRY_ASSIGN(
       broker->metadata_log_,
       internal::MetadataLog::open(options.data_directory + "/metadata.log", broker->ownership_,
-                                  SystemClock::instance(), broker->initial_catalog_, extensions));
+                                  SystemClock::instance(), broker->initial_catalog_, extensions,
+                                  options.metadata_snapshot_entries));
   if (options.extensions != nullptr) {
     for (const auto& record : extensions) options.extensions->applied(record);
   }
@@ -187,6 +188,22 @@ Result<std::unique_ptr<Broker>> Broker::start(const BrokerOptions& options) {
                                                               .reactor = options.reactor},
                                         broker->setup_.get()));
   return broker;
+}
+
+Result<uint64_t> Broker::journaled_sequence(const std::string& data_directory) {
+  HARK_TRY(storage::create_private_directories(data_directory));
+  OwnershipMap ownership(1);
+  Ref<const internal::Catalog> catalog = make_ref<internal::Catalog>();
+  std::vector<std::vector<std::byte>> extensions;
+  HARK_TRY(internal::MetadataLog::open(data_directory + "/metadata.log", ownership,
+                                       SystemClock::instance(), catalog, extensions));
+  return catalog->sequence;
+}
+
+Status Broker::adopt_snapshot(const std::string& data_directory,
+                              std::span<const std::byte> snapshot) {
+  HARK_TRY(storage::create_private_directories(data_directory));
+  return internal::MetadataLog::adopt_snapshot(data_directory + "/metadata.log", snapshot);
 }
 
 MetadataJournal& Broker::journal() {

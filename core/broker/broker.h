@@ -90,6 +90,9 @@ struct BrokerOptions {
   // cluster node): only those the embedder names with Broker::host; the others are metadata
   // only, and a request that reaches one here fails with shard_communication_error (11001).
   bool hosted_only = false;
+  // metadata.log is rewritten as one snapshot of the catalog once it holds more than this many
+  // entries past its last snapshot (docs/storage-format.md §Metadata log); 0: never.
+  uint64_t metadata_snapshot_entries = 10'000;
   // Told of the extension records of the metadata journal (metadata_journal.h); optional,
   // must outlive the broker.
   JournalExtensions* extensions = nullptr;
@@ -109,6 +112,14 @@ class Broker {
   // Starts the shards and their hooks. Errors: invalid_configuration (no shards), a hook's
   // error, ring or directory errors.
   static Result<std::unique_ptr<Broker>> start(const BrokerOptions& options);
+  // Before start, blocking (a cluster node that was away while the shared journal was trimmed,
+  // docs/cluster.md §Metadata): the last journal entry <data_directory>/metadata.log holds (0
+  // without one), and replacing that file by `snapshot` (one framed snapshot record,
+  // docs/storage-format.md §Metadata log; state_file_corrupted if it is not one). start then
+  // replays the snapshot and removes the partition directories it no longer lists.
+  static Result<uint64_t> journaled_sequence(const std::string& data_directory);
+  static Status adopt_snapshot(const std::string& data_directory,
+                               std::span<const std::byte> snapshot);
   // Stops if needed.
   ~Broker();
   Broker(const Broker&) = delete;

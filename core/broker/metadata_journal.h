@@ -64,6 +64,17 @@ class MetadataJournal {
   virtual void applied(io::Reactor& reactor, uint64_t sequence, bool own, JournalDone& done) = 0;
   // Error path only, blocking: records that undo an entry no shard could apply, kept locally.
   virtual Status append_undo(std::span<const std::byte> records) = 0;
+  // True when the local log holds more entries past its last snapshot than its bound
+  // (BrokerOptions::metadata_snapshot_entries): the Coordinator then hands it a snapshot.
+  virtual bool snapshot_due() const = 0;
+  // Replaces the local log by `snapshot` (one framed snapshot record of the catalog at the last
+  // entry it holds, docs/storage-format.md §Metadata log), so that a crash at any step leaves
+  // the old file or the new one. Errors as append(); the old file is kept then.
+  virtual void snapshot(io::Reactor& reactor, std::span<const std::byte> snapshot,
+                        JournalDone& done) = 0;
+  // `done` goes away (the broker stops) with a call in flight, e.g. a compaction, which ends
+  // as it would but tells nobody.
+  virtual void detach(JournalDone& done) = 0;
 };
 
 // Told of every extension record an entry holds (bytes the core journals for an embedder but
@@ -74,6 +85,10 @@ class MetadataJournal {
 class JournalExtensions {
  public:
   virtual void applied(std::span<const std::byte> record) = 0;
+  // On shard 0, between two entries: appends to `records` the extension records that rebuild,
+  // applied in order from nothing, the state every record applied so far made (a snapshot of
+  // the journal compacts them away). Must not block.
+  virtual void snapshot(std::vector<std::vector<std::byte>>& records) const = 0;
 
  protected:
   ~JournalExtensions() = default;

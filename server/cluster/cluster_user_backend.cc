@@ -56,6 +56,14 @@ Result<UserBackend::Persisted> ClusterUserBackend::persist(const UserChange& cha
   return Persisted::stored;  // Published by applied() before the entry was answered.
 }
 
+void ClusterUserBackend::snapshot(std::vector<std::vector<std::byte>>& records) const {
+  if (publisher_ == nullptr) return;
+  for (const UserChange& change : changes_rebuilding(*publisher_->table())) {
+    std::vector<std::byte>& record = records.emplace_back(1, record_tag);
+    encode_change(record, change);
+  }
+}
+
 void ClusterUserBackend::applied(std::span<const std::byte> record) {
   if (record.empty() || record.front() != record_tag) {
     HARK_LOG_ERROR("cluster: a metadata entry holds a record this harkd does not know; ignored");

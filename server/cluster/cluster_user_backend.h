@@ -37,6 +37,8 @@ class ClusterUserBackend final : public UserBackend, public core::JournalExtensi
   std::string where() const override { return "the cluster's metadata journal"; }
   // A journal entry's extension record: a UserChange is published; another tag is logged.
   void applied(std::span<const std::byte> record) override;
+  // The published users as records (changes_rebuilding), for a snapshot of the journal.
+  void snapshot(std::vector<std::vector<std::byte>>& records) const override;
 
   // The broker whose journal keeps the changes; once it started, before any persist().
   void attach(core::Broker& broker) { broker_.store(&broker, std::memory_order_release); }

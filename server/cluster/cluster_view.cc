@@ -101,6 +101,7 @@ Keys::Keys(std::string_view cluster)
       partitions(root + "partitions/"),
       assignments(root + "assignments/"),
       meta(root + "meta/"),
+      meta_snapshot(root + "meta/snapshot"),
       applied(root + "applied/"),
       moves(root + "moves/"),
       drains(root + "drain/") {}

@@ -56,15 +56,16 @@ std::optional<Assignment> decode_assignment(std::string_view json);
 // The key layout, all under /hark/<cluster>/.
 struct Keys {
   explicit Keys(std::string_view cluster);
-  std::string root;         // "/hark/<cluster>/"
-  std::string nodes;        // root + "nodes/"
-  std::string controller;   // root + "controller"
-  std::string partitions;   // root + "partitions/": partitions that want an owner
-  std::string assignments;  // root + "assignments/"
-  std::string meta;         // root + "meta/": the metadata journal, meta/<n, 20 digits>
-  std::string applied;      // root + "applied/": applied/<node> = the last entry it applied
-  std::string moves;        // root + "moves/": moves/<s>/<t>/<p> = a Move in progress
-  std::string drains;       // root + "drain/": drain/<node> asks to move every partition off it
+  std::string root;           // "/hark/<cluster>/"
+  std::string nodes;          // root + "nodes/"
+  std::string controller;     // root + "controller"
+  std::string partitions;     // root + "partitions/": partitions that want an owner
+  std::string assignments;    // root + "assignments/"
+  std::string meta;           // root + "meta/": the metadata journal, meta/<n, 20 digits>
+  std::string meta_snapshot;  // root + "meta/snapshot": the catalog at entry n (trimming)
+  std::string applied;        // root + "applied/": applied/<node> = the last entry it applied
+  std::string moves;          // root + "moves/": moves/<s>/<t>/<p> = a Move in progress
+  std::string drains;         // root + "drain/": drain/<node> asks to move every partition off it
   std::string node(uint32_t id) const;
   std::string meta_entry(uint64_t sequence) const;
   std::string applied_by(uint32_t node) const;

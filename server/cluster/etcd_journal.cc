@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <utility>
 
 #include "hark/core/base/log.h"
+#include "hark/storage/record_file.h"
 
 namespace hark::server::cluster {
 
@@ -74,11 +76,20 @@ void JournalLink::applied(uint64_t sequence) {
   wake();
 }
 
+void JournalLink::offer_snapshot(std::span<const std::byte> snapshot) {
+  {
+    std::lock_guard lock(mutex_);
+    work_.snapshot.assign(reinterpret_cast<const char*>(snapshot.data()), snapshot.size());
+  }
+  wake();
+}
+
 JournalLink::Work JournalLink::take() {
   std::lock_guard lock(mutex_);
   Work work;
   std::swap(work.appends, work_.appends);
   std::swap(work.waits, work_.waits);
+  std::swap(work.snapshot, work_.snapshot);
   work.applied = work_.applied;
   return work;
 }
@@ -165,6 +176,33 @@ Status EtcdJournal::append_undo(std::span<const std::byte> records) {
 
 // ---- MetadataSync (the coordination thread) ----------------------------------------------
 
+uint64_t snapshot_sequence(std::string_view record) {
+  // [length u32][checksum u32][kind u8 = 16][n u64]...
+  constexpr size_t at = storage::record_header_bytes + 1;
+  if (record.size() < at + 8 || record[storage::record_header_bytes] != 16) return 0;
+  uint64_t sequence = 0;
+  std::memcpy(&sequence, record.data() + at, 8);
+  return sequence;
+}
+
+Status catch_up_from_snapshot(Coordinator& etcd, const Keys& keys,
+                              const std::string& data_directory) {
+  HARK_TRY_ASSIGN(const uint64_t local, core::Broker::journaled_sequence(data_directory));
+  HARK_TRY_ASSIGN(const RangeResult next, etcd.range(keys.meta_entry(local + 1), false));
+  if (!next.kvs.empty()) return ok_status();  // Entries follow on from this node's file.
+  HARK_TRY_ASSIGN(const RangeResult snapshot, etcd.range(keys.meta_snapshot, false));
+  if (snapshot.kvs.empty()) return ok_status();  // Nothing trimmed: the journal ends here.
+  const std::string& record = snapshot.kvs.front().value;
+  const uint64_t sequence = snapshot_sequence(record);
+  if (sequence <= local) return ok_status();  // This node is past it: its entries follow.
+  HARK_LOG_WARN(
+      "cluster: metadata.log holds entry %u, but etcd's journal was trimmed past it; starting "
+      "from etcd's snapshot at entry %u",
+      local, sequence);
+  return core::Broker::adopt_snapshot(
+      data_directory, std::span(reinterpret_cast<const std::byte*>(record.data()), record.size()));
+}
+
 namespace {
 
 // An entry on its way to shard 0; it frees itself when answered (control plane).
@@ -202,6 +240,7 @@ void MetadataSync::step(Coordinator& etcd, NodeAgent& agent, Instant now, bool s
   if (next_ == 0) next_ = link_.start() + 1;
   JournalLink::Work work = link_.take();
   applied_ = std::max(applied_, work.applied);
+  if (!work.snapshot.empty()) snapshot_ = std::move(work.snapshot);
   for (JournalLink::Wait& wait : work.waits) {
     waits_.push_back({.wait = wait, .deadline = now + options_.ack_timeout});
   }
@@ -217,6 +256,7 @@ void MetadataSync::step(Coordinator& etcd, NodeAgent& agent, Instant now, bool s
   if (synced) {
     deliver(agent);
     publish(etcd, agent);
+    if (agent.is_controller()) trim(agent);
   }
   // A command already in etcd is answered even while etcd is away (at its ack timeout).
   answer_waits(etcd, agent, now, synced);
@@ -235,6 +275,27 @@ void MetadataSync::stop() {
   waits_.clear();
 }
 
+namespace {
+
+// Entry `sequence` was refused: neither taken nor after an entry etcd holds.
+void log_missing_predecessor(uint64_t sequence) {
+  if (sequence == 1) {
+    HARK_LOG_ERROR(
+        "cluster: etcd's metadata journal was trimmed (it holds a snapshot) and this node's "
+        "metadata.log is empty: restart it to start from etcd's snapshot; metadata commands are "
+        "refused");
+  } else {
+    HARK_LOG_ERROR(
+        "cluster: etcd's metadata journal lacks entry %u that this node's metadata.log holds "
+        "(was etcd reset, is this data directory from another cluster, or was the journal "
+        "trimmed past this node: restart it to load etcd's snapshot?); metadata commands are "
+        "refused",
+        sequence - 1);
+  }
+}
+
+}  // namespace
+
 // Entry n goes in only if nobody wrote n yet and n - 1 exists: etcd alone orders the journal.
 // The partitions it creates are asked for in the same transaction (the controller assigns
 // them), the ones it removes are no longer asked for; their assignments stay (docs/cluster.md
@@ -248,13 +309,15 @@ void MetadataSync::write(Coordinator& etcd, NodeAgent& agent, JournalLink::Appen
                          .op = Compare::Op::equal,
                          .value = {},
                          .number = 0});
-  if (append.sequence > 1) {
-    txn.compare.push_back({.key = keys.meta_entry(append.sequence - 1),
-                           .target = Compare::Target::create_revision,
-                           .op = Compare::Op::greater,
-                           .value = {},
-                           .number = 0});
-  }
+  // n - 1 exists; for n = 1, no snapshot does (once the journal was trimmed, meta/1 is gone
+  // but the journal did not start again). The controller trims only below its snapshot's n
+  // less keep_entries (>= 1), so the end of the journal always has its predecessor.
+  txn.compare.push_back(
+      {.key = append.sequence > 1 ? keys.meta_entry(append.sequence - 1) : keys.meta_snapshot,
+       .target = Compare::Target::create_revision,
+       .op = append.sequence > 1 ? Compare::Op::greater : Compare::Op::equal,
+       .value = {},
+       .number = 0});
   txn.success.push_back(TxnOp::put(key, append.records));
   const size_t keys_count = append.created.size() + append.removed.size();
   const size_t first = std::min(keys_count, options_.txn_keys_max);
@@ -282,11 +345,7 @@ void MetadataSync::write(Coordinator& etcd, NodeAgent& agent, JournalLink::Appen
     JournalLink::answer(*append.reactor, *append.done, {.status = ok_status(), .taken = true});
     return;
   }
-  HARK_LOG_ERROR(
-      "cluster: etcd's metadata journal lacks entry %u that this node's metadata.log holds (was "
-      "etcd reset, or is this data directory from another cluster?); metadata commands are "
-      "refused",
-      append.sequence - 1);
+  log_missing_predecessor(append.sequence);
   JournalLink::answer(*append.reactor, *append.done, {.status = Error::feature_unavailable});
 }
 
@@ -318,9 +377,85 @@ void MetadataSync::deliver(const NodeAgent& agent) {
   const auto& entries = agent.mirror().entries();
   for (;;) {
     const auto found = entries.find(agent.keys().meta_entry(next_));
-    if (found == entries.end()) return;
+    if (found == entries.end()) break;
     sink_.deliver(next_, found->second.value);
     next_++;
+  }
+  const auto snapshot = entries.find(agent.keys().meta_snapshot);
+  if (snapshot == entries.end() || snapshot_sequence(snapshot->second.value) < next_ ||
+      behind_logged_) {
+    return;
+  }
+  // The entry after this node's was trimmed while it was away (a pause past its lease).
+  behind_logged_ = true;
+  HARK_LOG_ERROR(
+      "cluster: metadata entry %u was trimmed from etcd (its snapshot is at entry %u) while this "
+      "node was away; it applies no more metadata: restart it, and it starts from the snapshot",
+      next_, snapshot_sequence(snapshot->second.value));
+}
+
+bool MetadataSync::every_live_node_applied(const NodeAgent& agent, uint64_t sequence) const {
+  const Ref<const ClusterView> view = agent.view();
+  if (!view || applied_ < sequence) return false;
+  const auto& entries = agent.mirror().entries();
+  for (const NodeInfo& node : view->nodes) {
+    const auto found = entries.find(agent.keys().applied_by(node.id));
+    uint64_t applied = 0;
+    if (found != entries.end()) {
+      const std::string& value = found->second.value;
+      std::from_chars(value.data(), value.data() + value.size(), applied);
+    }
+    if (applied < sequence) return false;
+  }
+  return true;
+}
+
+void MetadataSync::trim(NodeAgent& agent) {
+  const Keys& keys = agent.keys();
+  const auto& entries = agent.mirror().entries();
+  const auto current = entries.find(keys.meta_snapshot);
+  const uint64_t written = current == entries.end() ? 0 : snapshot_sequence(current->second.value);
+  const uint64_t offered = snapshot_sequence(snapshot_);
+  if (offered > written && every_live_node_applied(agent, offered)) {
+    const Compare unchanged{.key = keys.meta_snapshot,
+                            .target = Compare::Target::mod_revision,
+                            .op = Compare::Op::equal,
+                            .value = {},
+                            .number = current == entries.end() ? 0 : current->second.mod_revision};
+    const Result<bool> put =
+        agent.controller_txn({unchanged}, {TxnOp::put(keys.meta_snapshot, snapshot_)});
+    if (!put.ok() && refused_snapshot_ != offered) {
+      // E.g. a catalog past etcd's --max-request-bytes (1.5 MiB by default): nothing is trimmed.
+      refused_snapshot_ = offered;
+      HARK_LOG_WARN(
+          "cluster: etcd refused the metadata snapshot at entry %u (%u bytes): %s; the journal "
+          "in etcd is not trimmed until a snapshot is written",
+          offered, snapshot_.size(), std::string(error_name(put.error())));
+    }
+    if (!put.ok() || !*put) return;  // Retried at the next step (or by the next controller).
+    HARK_LOG_INFO("cluster: metadata snapshot at entry %u written to etcd", offered);
+    return;  // The mirror brings it; the entries below go at a later step.
+  }
+  const uint64_t keep = std::max<uint64_t>(options_.keep_entries, 1);
+  if (written > keep) erase_trimmed(agent, written - keep);
+}
+
+// meta/<k> for every k <= up_to still in the mirror, oldest first, in transactions of at most
+// txn_keys_max deletes.
+void MetadataSync::erase_trimmed(NodeAgent& agent, uint64_t up_to) {
+  const Keys& keys = agent.keys();
+  const auto& entries = agent.mirror().entries();
+  const std::string last = keys.meta_entry(up_to);
+  std::vector<TxnOp> erase;
+  for (auto it = entries.lower_bound(keys.meta_entry(1));
+       it != entries.end() && it->first <= last && erase.size() < options_.txn_keys_max; ++it) {
+    erase.push_back(TxnOp::erase(it->first));
+  }
+  if (erase.empty()) return;
+  const Result<bool> erased = agent.controller_txn({}, erase);
+  if (erased.ok() && *erased) {
+    HARK_LOG_INFO("cluster: trimmed %u metadata entries from etcd (up to entry %u)", erase.size(),
+                  up_to);
   }
 }
 

@@ -56,6 +56,7 @@ class JournalLink {
     std::vector<Append> appends;
     std::vector<Wait> waits;
     uint64_t applied = 0;  // The last entry this node applied.
+    std::string snapshot;  // The latest snapshot record of metadata.log's compaction, if any.
   };
 
   // The entry the local metadata.log reached at start (delivery resumes after it).
@@ -68,6 +69,9 @@ class JournalLink {
   void push(Append append);
   void push(Wait wait);
   void applied(uint64_t sequence);
+  // metadata.log was compacted to `snapshot` (one framed snapshot record): the controller may
+  // trim etcd's journal up to it (MetadataSync).
+  void offer_snapshot(std::span<const std::byte> snapshot);
   // The coordination thread.
   Work take();
   // The coordination thread, leaving: later pushes are answered at once (appends refused
@@ -98,6 +102,15 @@ class EtcdJournal final : public core::MetadataJournal, private core::JournalDon
               core::JournalDone& done) override;
   void applied(io::Reactor& reactor, uint64_t sequence, bool own, core::JournalDone& done) override;
   Status append_undo(std::span<const std::byte> records) override;
+  // metadata.log's compaction, local to this node: etcd's entries stay as they are.
+  bool snapshot_due() const override { return local_.snapshot_due(); }
+  // Also offered to the link, so that etcd's journal can be trimmed to it.
+  void snapshot(io::Reactor& reactor, std::span<const std::byte> snapshot,
+                core::JournalDone& done) override {
+    link_.offer_snapshot(snapshot);
+    local_.snapshot(reactor, snapshot, done);
+  }
+  void detach(core::JournalDone& done) override { local_.detach(done); }
 
  private:
   // etcd's answer to an append, on shard 0: on success the entry goes to metadata.log.
@@ -130,6 +143,18 @@ class BrokerEntrySink final : public EntrySink {
   core::Broker& broker_;
 };
 
+// The entry a framed snapshot record (docs/storage-format.md §Metadata log, kind 16) is at; 0
+// if `record` is not one.
+uint64_t snapshot_sequence(std::string_view record);
+
+// Before Broker::start, blocking (harkd's main, tests): when etcd's journal was trimmed past
+// what <data_directory>/metadata.log holds (its next entry is gone), replaces that file by
+// etcd's meta/snapshot, so the broker starts from the snapshot (its start removes partition
+// directories the catalog no longer lists) and catches up from the entries after it. Errors:
+// etcd's (the node then starts from its own file, logged), Broker::adopt_snapshot's.
+Status catch_up_from_snapshot(Coordinator& etcd, const Keys& keys,
+                              const std::string& data_directory);
+
 // harkd's JournalFactory: an EtcdJournal over `link`, which learns where the local log stands.
 class EtcdJournalFactory final : public core::JournalFactory {
  public:
@@ -143,6 +168,9 @@ class EtcdJournalFactory final : public core::JournalFactory {
 
 struct MetadataSyncOptions {
   uint32_t self = 0;
+  // Entries kept in etcd below its snapshot's n, so a node that lags briefly catches up from
+  // entries rather than from the snapshot (docs/cluster.md §Metadata). At least 1.
+  uint64_t keep_entries = 1000;
   // How long a command waits for the other live nodes to apply its entry before it is
   // answered anyway (logged): a node that hangs without losing its lease.
   Duration ack_timeout = std::chrono::seconds(5);
@@ -175,6 +203,11 @@ class MetadataSync {
   void write_rest(Coordinator& etcd, const NodeAgent& agent, const JournalLink::Append& append,
                   size_t from);
   void deliver(const NodeAgent& agent);
+  // The controller: writes meta/snapshot once every live node applied its n, then deletes
+  // meta/<k> for k <= n - keep_entries, each in a transaction guarded on its leadership.
+  void trim(NodeAgent& agent);
+  bool every_live_node_applied(const NodeAgent& agent, uint64_t sequence) const;
+  void erase_trimmed(NodeAgent& agent, uint64_t up_to);
   void publish(Coordinator& etcd, NodeAgent& agent);
   bool assigned_all(const NodeAgent& agent) const;
   void answer_waits(Coordinator& etcd, const NodeAgent& agent, Instant now, bool synced);
@@ -192,6 +225,9 @@ class MetadataSync {
   uint64_t published_ = 0;  // As applied/<self> holds it.
   int64_t published_lease_ = 0;
   std::deque<PendingWait> waits_;
+  std::string snapshot_;           // The latest snapshot this node's metadata.log compacted to.
+  bool behind_logged_ = false;     // Entries this node needs were trimmed: logged once.
+  uint64_t refused_snapshot_ = 0;  // The snapshot etcd last refused: logged once.
 };
 
 }  // namespace hark::server::cluster

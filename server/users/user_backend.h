@@ -17,6 +17,8 @@ class UserPublisher {
   virtual void publish(const UserChange& change) = 0;
   // The published table's version.
   virtual uint64_t version() const = 0;
+  // The published table.
+  virtual Ref<const UserTable> table() const = 0;
 
  protected:
   ~UserPublisher() = default;

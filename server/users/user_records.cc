@@ -38,6 +38,22 @@ Status apply_one(UserTable& table, const TokenDeleted& deleted) {
 
 }  // namespace
 
+std::vector<UserChange> changes_rebuilding(const UserTable& table) {
+  std::vector<UserChange> changes;
+  for (const auto& [id, user] : table.users) {
+    changes.emplace_back(UserPut{.user = user});
+    for (const TokenRecord& token : user.tokens) {
+      changes.emplace_back(TokenPut{.user_id = id, .token = token});
+    }
+  }
+  if (table.next_id > 0 && table.users.count(table.next_id - 1) == 0) {
+    UserRecord placeholder{.id = table.next_id - 1, .status = user_status_inactive};
+    changes.emplace_back(UserPut{.user = std::move(placeholder)});
+    changes.emplace_back(UserDeleted{.id = table.next_id - 1});
+  }
+  return changes;
+}
+
 const UserRecord* UserTable::find(uint32_t id) const {
   const auto found = users.find(id);
   return found == users.end() ? nullptr : &found->second;

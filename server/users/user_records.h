@@ -83,4 +83,10 @@ using UserChange = std::variant<UserPut, UserDeleted, TokenPut, TokenDeleted>;
 // token (nothing is changed then).
 Status apply_change(UserTable& table, const UserChange& change);
 
+// The changes that, applied in order to an empty table, make one equal to `table` (its
+// version aside): each user's put then its tokens, in id order; when the highest id ever put
+// is no longer a user, a put and a delete of that id keep next_id (a snapshot of a cluster's
+// users, docs/cluster.md §Users).
+std::vector<UserChange> changes_rebuilding(const UserTable& table);
+
 }  // namespace hark::server

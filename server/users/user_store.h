@@ -51,6 +51,7 @@ class UserStore final : private UserPublisher {
 
   Ref<const UserTable> snapshot() const;
   uint64_t version() const override { return version_.load(std::memory_order_acquire); }
+  Ref<const UserTable> table() const override { return snapshot(); }
 
   // Each blocks (hash, the backend's persist): call off the shards. `actor` is the user who
   // asks. Iggy 0.8.0's errors: invalid_username (43), invalid_password (44) and

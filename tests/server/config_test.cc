@@ -100,6 +100,7 @@ TEST(LoadConfig, MalformedFilesAndBadValuesAreErrors) {
   EXPECT_EQ(load({"--max-wait", "5 s"}).outcome, ParsedFlags::Outcome::error);
   EXPECT_EQ(load({"--segment-size", "1TiB"}).outcome, ParsedFlags::Outcome::error);
   EXPECT_EQ(load({"--durability", "sometimes"}).outcome, ParsedFlags::Outcome::error);
+  EXPECT_EQ(load({"--metadata-snapshot-entries", "-1"}).outcome, ParsedFlags::Outcome::error);
 }
 
 TEST(LoadConfig, UnknownHarkVariablesAreWarnings) {
@@ -131,7 +132,8 @@ TEST(LoadConfig, PrintedConfigReadsBackToTheSameOptions) {
   const ParsedFlags parsed =
       load({"--print-config", "--max-wait", "1500ms", "--segment-size", "64MiB", "--node-name",
             "n\"1", "--retention-age", "2h", "--stats-interval", "500us", "--cluster-enabled",
-            "true", "--cluster-others", "b@10.0.0.2:1/2/3/4,c@[::1]:5/6/7/8"});
+            "true", "--cluster-others", "b@10.0.0.2:1/2/3/4,c@[::1]:5/6/7/8",
+            "--metadata-snapshot-entries", "250"});
   ASSERT_EQ(parsed.outcome, ParsedFlags::Outcome::print) << parsed.error;
   const TempFile printed(print_config(parsed.options));
   const ParsedFlags again = load({"--config", printed.path().c_str()});
@@ -141,6 +143,8 @@ TEST(LoadConfig, PrintedConfigReadsBackToTheSameOptions) {
   EXPECT_EQ(again.options.segment_bytes, 64u << 20);
   EXPECT_EQ(again.options.node_name, "n\"1");
   EXPECT_EQ(again.options.retention_age, 2h);
+  EXPECT_EQ(again.options.metadata_snapshot_entries, 250u);
+  EXPECT_EQ(broker_options(again.options).metadata_snapshot_entries, 250u);
   EXPECT_TRUE(again.options.cluster_enabled);
   EXPECT_EQ(again.options.cluster_others, parsed.options.cluster_others);
 }

@@ -171,6 +171,24 @@ void CatalogEdit::set_sequence(uint64_t sequence) {
   next_->sequence = sequence;
 }
 
+void CatalogEdit::raise_next_stream_id(uint32_t next) {
+  journal_next_ids(journal, IdLevel::stream, 0, 0, next);
+  next_->next_stream_id = std::max(next_->next_stream_id, next);
+}
+
+void CatalogEdit::raise_next_topic_id(StreamEntry& stream, uint32_t next) {
+  HARK_ASSERT(writable(stream));
+  journal_next_ids(journal, IdLevel::topic, stream.id, 0, next);
+  stream.next_topic_id = std::max(stream.next_topic_id, next);
+}
+
+void CatalogEdit::raise_next_group_id(StreamEntry& stream, const TopicEntry& topic, uint32_t next) {
+  HARK_ASSERT(writable(stream));
+  journal_next_ids(journal, IdLevel::group, stream.id, topic.id, next);
+  TopicEntry& entry = writable_topic(stream, topic);
+  entry.next_group_id = std::max(entry.next_group_id, next);
+}
+
 StreamEntry& CatalogEdit::add_stream(uint32_t id, UnixMicros created_at, std::string name) {
   HARK_ASSERT(next_->streams.count(id) == 0);  // Callers check the id is free.
   journal_stream_created(journal, id, created_at, name);

@@ -149,6 +149,11 @@ class CatalogEdit {
 
   // The journal entry this version ends with (journal.h, RecordKind::entry).
   void set_sequence(uint64_t sequence);
+  // Id counters, as a snapshot carries them (journal.h, RecordKind::next_ids): raised to
+  // `next`, never lowered, so an id a deleted entry had is never given again.
+  void raise_next_stream_id(uint32_t next);
+  void raise_next_topic_id(StreamEntry& stream, uint32_t next);
+  void raise_next_group_id(StreamEntry& stream, const TopicEntry& topic, uint32_t next);
 
   Ref<const Catalog> take() { return std::move(next_); }
   std::vector<std::byte> journal;

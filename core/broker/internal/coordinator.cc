@@ -38,7 +38,8 @@ Coordinator::Coordinator(BrokerShard& shard, Ref<const Catalog> catalog, Metadat
   }
 }
 
-Coordinator::~Coordinator() = default;
+// A compaction may still be in flight (the broker stops between commands).
+Coordinator::~Coordinator() { journal_.detach(*this); }
 
 void Coordinator::enqueue(MetadataCommand& command) {
   shard_.expect_on(ShardId(0));
@@ -71,6 +72,7 @@ MetadataCommand* Coordinator::take_next() {
 
 void Coordinator::start_next() {
   shard_.expect_on(ShardId(0));
+  if (phase_ == Phase::compacting || (current_ == nullptr && compact())) return;
   while (current_ == nullptr) {
     MetadataCommand* const command = take_next();
     if (command == nullptr) return;
@@ -142,8 +144,26 @@ Status Coordinator::check_partitions_max(const Catalog& next) const {
   return Error::too_many_partitions;
 }
 
+bool Coordinator::compact() {
+  if (stalled_ || !journal_.snapshot_due() || compaction_failed_at_ == sequence_) return false;
+  HARK_ASSERT(phase_ == Phase::idle && catalog_->sequence == sequence_);
+  std::vector<std::vector<std::byte>> extensions;
+  if (shard_.options().extensions != nullptr) shard_.options().extensions->snapshot(extensions);
+  std::vector<std::byte> snapshot;
+  journal_snapshot(snapshot, *catalog_, extensions);
+  phase_ = Phase::compacting;
+  journal_.snapshot(shard_.reactor(), snapshot, *this);  // Copied before it returns.
+  return true;
+}
+
 void Coordinator::journaled(JournalResult result) {
   shard_.expect_on(ShardId(0));
+  if (phase_ == Phase::compacting) {
+    phase_ = Phase::idle;
+    if (!result.status.ok()) compaction_failed_at_ = sequence_;  // Logged by the journal.
+    start_next();
+    return;
+  }
   HARK_ASSERT(current_ != nullptr);
   const Phase phase = std::exchange(phase_, Phase::idle);
   if (phase == Phase::settling) {

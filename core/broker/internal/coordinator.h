@@ -36,6 +36,10 @@ struct Change {
 // Entries other nodes wrote (ApplyJournalEntry) run the same way, in sequence order, ahead of
 // local commands. When another node took n first (JournalResult::taken), the command waits
 // for that entry, then is checked again against the newer catalog and journaled as n + 1.
+// Between commands, when the journal's local log holds more entries past its last snapshot
+// than its bound (MetadataJournal::snapshot_due), the log is compacted to a snapshot of the
+// catalog and of the embedder's extensions (JournalExtensions::snapshot); commands wait
+// meanwhile (metadata only: the data path never waits for it).
 // If a shard fails to open a partition, the change is undone the same way (the old catalog
 // applied, the new partitions retired, the opposite record journaled locally) and the command
 // fails with that error.
@@ -52,7 +56,7 @@ class Coordinator final : private JournalDone {
 
  private:
   enum class Round : uint8_t { apply, retire };
-  enum class Phase : uint8_t { idle, journaling, rounds, settling };
+  enum class Phase : uint8_t { idle, journaling, rounds, settling, compacting };
 
   // Visits one shard for a round and comes back to shard 0.
   class RoundTask final : public io::Task {
@@ -78,6 +82,8 @@ class Coordinator final : private JournalDone {
   void finish_current(Status status);
   void journal_undo();
   void remove_orphan_directories();
+  // Starts a compaction if one is due (and did not just fail); true if it started.
+  bool compact();
 
   BrokerShard& shard_;
   MetadataJournal& journal_;
@@ -96,6 +102,7 @@ class Coordinator final : private JournalDone {
   uint32_t returned_ = 0;
   Status failure_;
   bool undoing_ = false;
+  uint64_t compaction_failed_at_ = 0;  // The sequence a compaction last failed at.
 };
 
 }  // namespace hark::core::internal

@@ -164,6 +164,61 @@ void journal_extension(std::vector<std::byte>& out, std::span<const std::byte> b
   RecordWriter(out, RecordKind::extension).bytes(bytes);
 }
 
+void journal_next_ids(std::vector<std::byte>& out, IdLevel level, uint32_t stream, uint32_t topic,
+                      uint32_t next) {
+  RecordWriter(out, RecordKind::next_ids)
+      .u8(static_cast<uint8_t>(level))
+      .u32(stream)
+      .u32(topic)
+      .u32(next);
+}
+
+namespace {
+
+// A topic's partitions as runs of equal creation times (one CreatePartitions each), then its
+// groups in id order with their members in join order, then its group counter.
+void snapshot_topic(std::vector<std::byte>& out, const Catalog& catalog, const StreamEntry& stream,
+                    const TopicEntry& topic) {
+  TopicSettings settings = topic.settings;
+  settings.partitions_count = 0;
+  journal_topic_created(out, stream.id, topic.id, topic.created_at, topic.name, settings);
+  size_t first = 0;
+  while (first < topic.partitions.size()) {
+    const UnixMicros created_at = topic.partitions[first]->created_at;
+    size_t end = first + 1;
+    while (end < topic.partitions.size() && topic.partitions[end]->created_at == created_at) end++;
+    journal_partitions_created(out, stream.id, topic.id, static_cast<uint32_t>(end - first),
+                               created_at);
+    first = end;
+  }
+  for (const auto& [id, group] : topic.groups) {
+    journal_group_created(out, stream.id, topic.id, id, group->name);
+    if (!catalog.members_journaled) continue;  // One node: members are connections.
+    for (const GroupMemberInfo& member : group->members) {
+      journal_member(out, RecordKind::member_joined, stream.id, topic.id, id, member.id);
+    }
+  }
+  journal_next_ids(out, IdLevel::group, stream.id, topic.id, topic.next_group_id);
+}
+
+}  // namespace
+
+void journal_snapshot(std::vector<std::byte>& out, const Catalog& catalog,
+                      std::span<const std::vector<std::byte>> extensions) {
+  HARK_ASSERT(catalog.sequence > 0);
+  std::vector<std::byte> records;
+  journal_next_ids(records, IdLevel::stream, 0, 0, catalog.next_stream_id);
+  for (const auto& [stream_id, stream] : catalog.streams) {
+    journal_stream_created(records, stream_id, stream->created_at, stream->name);
+    for (const auto& [topic_id, topic] : stream->topics) {
+      snapshot_topic(records, catalog, *stream, *topic);
+    }
+    journal_next_ids(records, IdLevel::topic, stream_id, 0, stream->next_topic_id);
+  }
+  for (const auto& extension : extensions) journal_extension(records, extension);
+  RecordWriter(out, RecordKind::snapshot).u64(catalog.sequence).bytes(records);
+}
+
 namespace {
 
 // Each replays one kind of record from `reader` (positioned after the kind byte); false when
@@ -298,19 +353,63 @@ bool replay_member(RecordKind kind, RecordReader& reader, CatalogEdit& edit) {
   return true;
 }
 
-// Entries are applied in order (the next one only), and hold no entry.
-bool replay_entry(RecordReader& reader, CatalogEdit& edit) {
-  uint64_t sequence = 0;
-  if (!reader.u64(sequence) || sequence != edit.catalog().sequence + 1) return false;
-  std::span<const std::byte> records = reader.rest();
+bool replay_next_ids(RecordReader& reader, CatalogEdit& edit) {
+  uint8_t level = 0;
+  uint32_t stream_id = 0;
+  uint32_t topic_id = 0;
+  uint32_t next = 0;
+  if (!reader.u8(level) || !reader.u32(stream_id) || !reader.u32(topic_id) || !reader.u32(next)) {
+    return false;
+  }
+  if (level == static_cast<uint8_t>(IdLevel::stream)) {
+    edit.raise_next_stream_id(next);
+    return true;
+  }
+  StreamEntry* const stream = find_stream(edit, stream_id);
+  if (stream == nullptr) return false;
+  if (level == static_cast<uint8_t>(IdLevel::topic)) {
+    edit.raise_next_topic_id(*stream, next);
+    return true;
+  }
+  const TopicEntry* const topic = find_topic(stream, topic_id);
+  if (level != static_cast<uint8_t>(IdLevel::group) || topic == nullptr) return false;
+  edit.raise_next_group_id(*stream, *topic, next);
+  return true;
+}
+
+// The records inside an entry or a snapshot: none of them an entry or a snapshot.
+bool replay_nested(std::span<const std::byte> records, CatalogEdit& edit) {
   while (!records.empty()) {
     const Result<storage::FramedRecord> record = storage::next_record(records);
     if (!record.ok() || record->payload.empty() ||
-        record->payload[0] == std::byte(RecordKind::entry) || !replay(record->payload, edit).ok()) {
+        record->payload[0] == std::byte(RecordKind::entry) ||
+        record->payload[0] == std::byte(RecordKind::snapshot) ||
+        !replay(record->payload, edit).ok()) {
       return false;
     }
     records = records.subspan(record->size);
   }
+  return true;
+}
+
+// Entries are applied in order (the next one only).
+bool replay_entry(RecordReader& reader, CatalogEdit& edit) {
+  uint64_t sequence = 0;
+  if (!reader.u64(sequence) || sequence != edit.catalog().sequence + 1) return false;
+  if (!replay_nested(reader.rest(), edit)) return false;
+  edit.set_sequence(sequence);
+  return true;
+}
+
+// A snapshot rebuilds a catalog from nothing: it applies to an empty one only.
+bool replay_snapshot(RecordReader& reader, CatalogEdit& edit) {
+  uint64_t sequence = 0;
+  const Catalog& catalog = edit.catalog();
+  if (!reader.u64(sequence) || sequence == 0 || catalog.sequence != 0 || !catalog.streams.empty() ||
+      catalog.next_stream_id != 0) {
+    return false;
+  }
+  if (!replay_nested(reader.rest(), edit)) return false;
   edit.set_sequence(sequence);
   return true;
 }
@@ -338,6 +437,8 @@ Status replay(std::span<const std::byte> payload, CatalogEdit& edit) {
     case RecordKind::member_joined:
     case RecordKind::member_left: replayed = replay_member(kind, reader, edit); break;
     case RecordKind::entry: replayed = replay_entry(reader, edit); break;
+    case RecordKind::snapshot: replayed = replay_snapshot(reader, edit); break;
+    case RecordKind::next_ids: replayed = replay_next_ids(reader, edit); break;
     case RecordKind::extension: {
       const std::span<const std::byte> bytes = reader.rest();
       edit.extensions.emplace_back(bytes.begin(), bytes.end());

@@ -12,6 +12,7 @@
 namespace hark::core::internal {
 
 class CatalogEdit;
+struct Catalog;
 
 // Metadata log records (docs/storage-format.md §Metadata log): one per catalog change, with the
 // ids and times the change assigned, so replaying them in order rebuilds the catalog exactly.
@@ -44,7 +45,17 @@ enum class RecordKind : uint8_t {
   // the same order as the catalog (harkd's users in a cluster, docs/cluster.md §Metadata).
   // [the bytes]. Replaying one hands it to CatalogEdit::extensions.
   extension = 15,
+  // The whole catalog at entry n, as records that rebuild it on an empty catalog through the
+  // same replay (a compacted metadata.log starts with one; docs/storage-format.md §Metadata
+  // log): [u64 n][framed records: kinds 1, 4, 7, 9, 12, 15, 17].
+  snapshot = 16,
+  // An id counter, so that a snapshot keeps ids of deleted streams, topics and groups from
+  // being reused: [u8 level][u32 stream][u32 topic][u32 next]; level 0 the catalog's next
+  // stream id, 1 the stream's next topic id, 2 the topic's next group id. Raises, never lowers.
+  next_ids = 17,
 };
+
+enum class IdLevel : uint8_t { stream = 0, topic = 1, group = 2 };
 
 // Each appends one whole framed record to `out` (storage/record_file.h frames it).
 void journal_stream_created(std::vector<std::byte>& out, uint32_t id, UnixMicros created_at,
@@ -72,6 +83,16 @@ void journal_member(std::vector<std::byte>& out, RecordKind kind, uint32_t strea
                     uint32_t group, uint32_t member);
 // Appends one framed extension record holding `bytes`.
 void journal_extension(std::vector<std::byte>& out, std::span<const std::byte> bytes);
+
+void journal_next_ids(std::vector<std::byte>& out, IdLevel level, uint32_t stream, uint32_t topic,
+                      uint32_t next);
+
+// Appends one framed snapshot record of `catalog` at its sequence (>= 1): every stream, topic,
+// partition (with its creation time), group and id counter, the members when
+// Catalog::members_journaled, then `extensions` (an embedder's state, JournalExtensions::
+// snapshot) as extension records. Replayed on an empty catalog it makes an equal one.
+void journal_snapshot(std::vector<std::byte>& out, const Catalog& catalog,
+                      std::span<const std::vector<std::byte>> extensions);
 
 // Appends one framed entry record holding `records` (framed, none of them an entry).
 void journal_entry(std::vector<std::byte>& out, uint64_t sequence,

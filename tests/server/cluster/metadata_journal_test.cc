@@ -6,12 +6,15 @@
 // as the next entry); a command answered only once every live node applied it; a restart that
 // replays metadata.log and then catches up from etcd; etcd unreachable (refused with
 // FeatureUnavailable, reads answered from the last catalog); a topic's partition requests
-// written with its entry and removed with its delete, their assignments kept.
+// written with its entry and removed with its delete, their assignments kept; a member joining
+// and leaving many times keeps every node's metadata.log under a bound (compaction) and a
+// restart from the compacted log has the same group.
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,10 +79,15 @@ class MetadataJournalTest : public ::testing::Test {
     options.data_directory = node.directory;
     options.shards_count = 2;
     options.journal = &node.factory;
+    options.metadata_snapshot_entries = snapshot_entries_;
+    node.client = etcd_.client();
+    // As harkd's main: a node behind etcd's trimmed journal starts from its snapshot.
+    if (catch_up_) {
+      EXPECT_TRUE(catch_up_from_snapshot(*node.client, Keys("test"), node.directory).ok());
+    }
     auto broker = core::Broker::start(options);
     EXPECT_TRUE(broker.ok());
     node.broker = std::move(broker).value();
-    node.client = etcd_.client();
     node.agent = std::make_unique<NodeAgent>(
         *node.client, clock_,
         AgentOptions{.cluster = "test",
@@ -88,7 +96,8 @@ class MetadataJournalTest : public ::testing::Test {
     node.sink = std::make_unique<BrokerEntrySink>(*node.broker);
     node.sync = std::make_unique<MetadataSync>(
         node.link, *node.sink,
-        MetadataSyncOptions{.self = id, .ack_timeout = std::chrono::seconds(5)});
+        MetadataSyncOptions{
+            .self = id, .keep_entries = keep_entries_, .ack_timeout = std::chrono::seconds(5)});
     return node;
   }
 
@@ -146,6 +155,9 @@ class MetadataJournalTest : public ::testing::Test {
     return read.ok() && !read->kvs.empty();
   }
 
+  uint64_t snapshot_entries_ = 0;  // BrokerOptions::metadata_snapshot_entries; 0: never.
+  uint64_t keep_entries_ = 1000;   // MetadataSyncOptions::keep_entries.
+  bool catch_up_ = true;           // start() loads etcd's snapshot when behind, as harkd does.
   ManualClock clock_;
   FakeEtcd etcd_{clock_};
   std::filesystem::path root_;
@@ -333,6 +345,155 @@ TEST_F(MetadataJournalTest, MembersJoinedViaTwoNodesShareOneGroupOnBoth) {
   stop(node(2));
   start(2);
   EXPECT_EQ(members(2).size(), 1u);
+}
+
+TEST_F(MetadataJournalTest, AMemberJoiningAndLeavingKeepsEveryNodesMetadataLogBounded) {
+  constexpr int loops = 50;  // 100 entries: about 3.5 KiB of metadata.log uncompacted.
+  snapshot_entries_ = 16;
+  start(1);
+  start(2);
+  step();
+  step();
+  ASSERT_TRUE(create_stream(1, "s").ok());
+  Async<core::CreateTopic> topic;
+  topic.stream = core::NameOrId::id(0);
+  topic.name = "t";
+  topic.settings.partitions_count = 3;
+  ASSERT_TRUE(run(1, topic).ok());
+  Async<core::CreateConsumerGroup> group;
+  group.stream = core::NameOrId::id(0);
+  group.topic = core::NameOrId::id(0);
+  group.name = "g";
+  ASSERT_TRUE(run(1, group).ok());
+  const auto membership = [&](uint32_t via, uint32_t member, bool join) {
+    if (join) {
+      Async<core::JoinConsumerGroup> op;
+      op.stream = op.topic = op.group = core::NameOrId::id(0);
+      op.member = member;
+      return run(via, op);
+    }
+    Async<core::LeaveConsumerGroup> op;
+    op.stream = op.topic = op.group = core::NameOrId::id(0);
+    op.member = member;
+    return run(via, op);
+  };
+  const uint32_t stays = client_id_of(1, 1);
+  ASSERT_TRUE(membership(1, stays, true).ok());
+  uintmax_t largest = 0;
+  for (int i = 0; i < loops; i++) {
+    const uint32_t passing = client_id_of(2, 100 + i);  // A new connection each time.
+    ASSERT_TRUE(membership(2, passing, true).ok());
+    ASSERT_TRUE(membership(2, passing, false).ok());
+    for (const uint32_t id : {1u, 2u}) {
+      largest = std::max(largest, std::filesystem::file_size(node(id).directory + "/metadata.log"));
+    }
+  }
+  // A snapshot of one stream, topic, group and member, and at most 17 entries: a bound that
+  // does not grow with `loops`.
+  EXPECT_LT(largest, 2048u);
+  stop(node(2));
+  start(2);  // From its compacted metadata.log.
+  core::Blocking<core::GetConsumerGroup> get;
+  get.stream = get.topic = get.group = core::NameOrId::id(0);
+  ASSERT_TRUE(get.call(*node(2).broker).ok());
+  ASSERT_TRUE(get.result.has_value());
+  ASSERT_EQ(get.result->members.size(), 1u);
+  EXPECT_EQ(get.result->members[0].id, stays);
+  EXPECT_EQ(get.result->members[0].partitions, (std::vector<uint32_t>{0, 1, 2}));
+}
+
+// The meta/<n> keys among `keys` (the snapshot aside).
+size_t meta_entries(const std::map<std::string, KeyValue>& keys) {
+  size_t count = 0;
+  for (const auto& [key, kv] : keys) {
+    count += key.starts_with("/hark/test/meta/0") ? 1 : 0;
+  }
+  return count;
+}
+
+TEST_F(MetadataJournalTest,
+       TrimmingKeepsEtcdAndTheMirrorsBoundedAndALateNodeStartsFromTheSnapshot) {
+  constexpr int loops = 50;  // 100 entries: over 100 meta/ keys untrimmed.
+  snapshot_entries_ = 16;
+  keep_entries_ = 8;
+  start(1);
+  start(2);
+  start(3);
+  step();
+  step();
+  ASSERT_TRUE(create_stream(1, "s").ok());
+  Async<core::CreateTopic> topic;
+  topic.stream = core::NameOrId::id(0);
+  topic.name = "t";
+  topic.settings.partitions_count = 3;
+  ASSERT_TRUE(run(1, topic).ok());
+  Async<core::CreateConsumerGroup> group;
+  group.stream = group.topic = core::NameOrId::id(0);
+  group.name = "g";
+  ASSERT_TRUE(run(1, group).ok());
+  ASSERT_TRUE(create_stream(1, "deleted").ok());
+  Async<core::DeleteStream> remove;
+  remove.stream = core::NameOrId::id(1);
+  ASSERT_TRUE(run(1, remove).ok());
+  stop(node(3));
+  const auto membership = [&](uint32_t member, bool join) {
+    if (join) {
+      Async<core::JoinConsumerGroup> op;
+      op.stream = op.topic = op.group = core::NameOrId::id(0);
+      op.member = member;
+      return run(2, op);
+    }
+    Async<core::LeaveConsumerGroup> op;
+    op.stream = op.topic = op.group = core::NameOrId::id(0);
+    op.member = member;
+    return run(2, op);
+  };
+  ASSERT_TRUE(membership(client_id_of(2, 1), true).ok());  // Stays.
+  size_t in_etcd = 0;
+  size_t mirrored = 0;
+  auto client = etcd_.client();
+  for (int i = 0; i < loops; i++) {
+    ASSERT_TRUE(membership(client_id_of(2, 100 + i), true).ok());
+    ASSERT_TRUE(membership(client_id_of(2, 100 + i), false).ok());
+    const auto read = client->range("/hark/test/meta/", true);
+    ASSERT_TRUE(read.ok());
+    std::map<std::string, KeyValue> keys;
+    for (const KeyValue& kv : read->kvs) keys[kv.key] = kv;
+    in_etcd = std::max(in_etcd, meta_entries(keys));
+    for (const uint32_t id : {1u, 2u}) {
+      mirrored = std::max(mirrored, meta_entries(node(id).agent->mirror().entries()));
+    }
+  }
+  // At most a compaction's worth past the snapshot, one more waiting to be written, and the
+  // kept tail: a bound that does not grow with `loops`.
+  EXPECT_LT(in_etcd, 64u);
+  EXPECT_LT(mirrored, 64u);
+  EXPECT_TRUE(has_key("/hark/test/meta/snapshot"));
+  EXPECT_FALSE(has_key(Keys("test").meta_entry(1)));
+
+  start(3);  // Its metadata.log ends before etcd's first entry: from the snapshot.
+  EXPECT_EQ(streams(3).size(), streams(1).size());
+  EXPECT_EQ(streams(3).front().name, "s");
+  ASSERT_TRUE(create_stream(3, "after").ok());  // Through every node, node 3 caught up.
+  const auto listed = streams(3);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed.back().id, 2u);  // The deleted stream's id 1 is not given again.
+  for (const uint32_t id : {1u, 3u}) {
+    core::Blocking<core::GetConsumerGroup> get;
+    get.stream = get.topic = get.group = core::NameOrId::id(0);
+    ASSERT_TRUE(get.call(*node(id).broker).ok());
+    ASSERT_TRUE(get.result.has_value());
+    ASSERT_EQ(get.result->members.size(), 1u) << id;
+    EXPECT_EQ(get.result->members[0].id, client_id_of(2, 1));
+  }
+
+  // A node that did not load the snapshot (an empty data directory) cannot start the journal
+  // again at entry 1, which trimming removed: the chain check refuses it.
+  catch_up_ = false;
+  start(4);
+  step();
+  EXPECT_EQ(create_stream(4, "stale").error(), Error::feature_unavailable);
+  EXPECT_FALSE(has_key(Keys("test").meta_entry(1)));
 }
 
 }  // namespace

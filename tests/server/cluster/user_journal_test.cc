@@ -9,14 +9,17 @@
 // the other; a token made on one node logs in on the other; etcd holds hashes, never a
 // password or a token; two nodes racing for one username make one user; a restarted node
 // rebuilds its users from metadata.log, then etcd; etcd unreachable refuses changes with
-// FeatureUnavailable while logins keep working.
+// FeatureUnavailable while logins keep working; a node whose metadata.log was compacted to a
+// snapshot restarts with the same users, tokens and next user id.
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +27,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hark/core/broker/blocking.h"
+#include "hark/core/broker/catalog_operations.h"
 #include "hark/server/cluster/cluster_user_backend.h"
 #include "hark/server/cluster/etcd_journal.h"
 #include "hark/server/cluster/fake_etcd.h"
@@ -84,6 +89,7 @@ class UserJournalTest : public ::testing::Test {
     options.shards_count = 2;
     options.journal = &node.factory;
     options.extensions = node.backend;
+    options.metadata_snapshot_entries = snapshot_entries_;
     auto broker = core::Broker::start(options);
     EXPECT_TRUE(broker.ok());
     node.broker = std::move(broker).value();
@@ -163,6 +169,7 @@ class UserJournalTest : public ::testing::Test {
     });
   }
 
+  uint64_t snapshot_entries_ = 0;  // BrokerOptions::metadata_snapshot_entries; 0: never.
   ManualClock clock_;
   FakeEtcd etcd_{clock_};
   std::filesystem::path root_;
@@ -285,6 +292,48 @@ TEST_F(UserJournalTest, ARestartedNodeRebuildsItsUsersFromMetadataLogThenEtcd) {
   }));
   EXPECT_TRUE(users(2).login("missed", "missed-password").ok());
   EXPECT_EQ(users(2).snapshot()->users.size(), 3u);
+}
+
+TEST_F(UserJournalTest, ACompactedMetadataLogKeepsUsersTokensAndTheNextUserId) {
+  snapshot_entries_ = 2;
+  start_both_with_root();
+  ASSERT_TRUE(create(1, "ann", "ann-password-1").ok());
+  const Result<UserRecord> bob = create(1, "bob", "bob-password-1");
+  ASSERT_TRUE(bob.ok());
+  const Result<std::string> token =
+      change([&] { return users(1).create_token(bob->id, "ci-token", 0, now, 100); });
+  ASSERT_TRUE(token.ok());
+  const Result<UserRecord> cid = create(1, "cid", "cid-password-1");
+  ASSERT_TRUE(cid.ok());
+  // The highest id goes: the snapshot must still keep it from being given again.
+  ASSERT_TRUE(
+      change([&] { return users(1).delete_user(protocol::Identifier::numeric(cid->id)); }).ok());
+  // Past the bound after the delete, so node 2 compacted after it (between two entries).
+  for (const char* name : {"s1", "s2", "s3"}) {
+    core::Blocking<core::CreateStream> stream;
+    stream.name = name;
+    ASSERT_TRUE(change([&] { return stream.call(*node(1).broker); }).ok());
+  }
+  const Ref<const UserTable> expected = users(1).snapshot();
+  stop(node(2));
+  std::ifstream in(node(2).directory + "/metadata.log", std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 24u);
+  ASSERT_EQ(bytes[24], 16);  // The first record is a snapshot (docs/storage-format.md).
+  ASSERT_LT(bytes.size(), 2048u);
+
+  start(2);  // From its own metadata.log, before any step.
+  const Ref<const UserTable> table = users(2).snapshot();
+  EXPECT_EQ(table->next_id, cid->id + 1);
+  EXPECT_EQ(table->next_id, expected->next_id);
+  EXPECT_EQ(table->users.size(), expected->users.size());
+  EXPECT_TRUE(users(2).login("ann", "ann-password-1").ok());
+  EXPECT_EQ(users(2).login("cid", "cid-password-1").error(),
+            users(1).login("cid", "cid-password-1").error());
+  const Result<uint32_t> login = users(2).login_with_token(*token, now);
+  ASSERT_TRUE(login.ok());
+  EXPECT_EQ(*login, bob->id);
 }
 
 TEST_F(UserJournalTest, EtcdUnreachableRefusesChangesAndLoginsKeepWorking) {
