@@ -235,6 +235,21 @@ void MetadataSync::stop() {
   waits_.clear();
 }
 
+namespace {
+
+// The i-th partition request of an entry: the created ones (with their topic's replication
+// factor, which the controller places that many replicas for), then the removed ones.
+TxnOp partition_op(const Keys& keys, const JournalLink::Append& append, size_t i) {
+  if (i < append.created.size()) {
+    const core::JournalEntry::Created& created = append.created[i];
+    return TxnOp::put(keys.partition(created.key),
+                      encode_partition_request(created.replication_factor));
+  }
+  return TxnOp::erase(keys.partition(append.removed[i - append.created.size()]));
+}
+
+}  // namespace
+
 // Entry n goes in only if nobody wrote n yet and n - 1 exists: etcd alone orders the journal.
 // The partitions it creates are asked for in the same transaction (the controller assigns
 // them), the ones it removes are no longer asked for; their assignments stay (docs/cluster.md
@@ -258,12 +273,7 @@ void MetadataSync::write(Coordinator& etcd, NodeAgent& agent, JournalLink::Appen
   txn.success.push_back(TxnOp::put(key, append.records));
   const size_t keys_count = append.created.size() + append.removed.size();
   const size_t first = std::min(keys_count, options_.txn_keys_max);
-  for (size_t i = 0; i < first; i++) {
-    txn.success.push_back(
-        i < append.created.size()
-            ? TxnOp::put(keys.partition(append.created[i]), "")
-            : TxnOp::erase(keys.partition(append.removed[i - append.created.size()])));
-  }
+  for (size_t i = 0; i < first; i++) txn.success.push_back(partition_op(keys, append, i));
   txn.failure.push_back(TxnOp::range(key));
   const Result<TxnResult> result = etcd.txn(txn);
   if (!result.ok()) {
@@ -298,12 +308,7 @@ void MetadataSync::write_rest(Coordinator& etcd, const NodeAgent& agent,
   while (from < count) {
     Txn txn;
     const size_t end = std::min(count, from + options_.txn_keys_max);
-    for (size_t i = from; i < end; i++) {
-      txn.success.push_back(
-          i < append.created.size()
-              ? TxnOp::put(keys.partition(append.created[i]), "")
-              : TxnOp::erase(keys.partition(append.removed[i - append.created.size()])));
-    }
+    for (size_t i = from; i < end; i++) txn.success.push_back(partition_op(keys, append, i));
     if (!etcd.txn(txn).ok()) {
       HARK_LOG_ERROR("cluster: entry %u: could not write its partition requests %u..%u",
                      append.sequence, from, end - 1);

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -140,10 +141,12 @@ class MetadataJournalTest : public ::testing::Test {
     return get.streams;
   }
 
-  bool has_key(const std::string& key) {
+  bool has_key(const std::string& key) { return value_of(key).has_value(); }
+  std::optional<std::string> value_of(const std::string& key) {
     auto client = etcd_.client();
     const auto read = client->range(key, false);
-    return read.ok() && !read->kvs.empty();
+    if (!read.ok() || read->kvs.empty()) return std::nullopt;
+    return read->kvs[0].value;
   }
 
   ManualClock clock_;
@@ -256,9 +259,13 @@ TEST_F(MetadataJournalTest, ATopicsPartitionsAreRequestedWithItsEntryAndReleased
   topic.stream = core::NameOrId::id(0);
   topic.name = "t";
   topic.settings.partitions_count = 3;
+  topic.settings.replication_factor = 2;
   ASSERT_TRUE(run(1, topic).ok());
   for (int p = 0; p < 3; p++) {
-    EXPECT_TRUE(has_key("/hark/test/partitions/0/0/" + std::to_string(p))) << p;
+    // Each request names its topic's replication factor, for the controller to place.
+    const auto request = value_of("/hark/test/partitions/0/0/" + std::to_string(p));
+    ASSERT_TRUE(request.has_value()) << p;
+    EXPECT_EQ(decode_partition_request(*request), 2u) << *request;
   }
   step();  // The controller (node 1) assigns them.
   EXPECT_TRUE(has_key("/hark/test/assignments/0/0/2"));
