@@ -399,7 +399,6 @@ Result<NodeAgent::IsrChange> NodeAgent::change_isr(const core::PartitionKey& key
     if (std::find(isr.begin(), isr.end(), id) != isr.end()) next.isr.push_back(id);
   }
   if (next.isr.size() != isr.size() || !next.well_formed()) return Error::invalid_format;
-  if (next == *current) return IsrChange::applied;
   Txn txn;
   txn.compare = {
       number_compare(assignment_key, Compare::Target::mod_revision, Compare::Op::equal,
@@ -408,7 +407,10 @@ Result<NodeAgent::IsrChange> NodeAgent::change_isr(const core::PartitionKey& key
   txn.success = {TxnOp::put(assignment_key, encode_assignment(next))};
   txn.failure = {TxnOp::range(assignment_key)};
   HARK_TRY_ASSIGN(const TxnResult result, coordinator_.txn(txn));
-  if (result.succeeded) return IsrChange::applied;
+  if (result.succeeded) {
+    written(txn.success, result.revision);
+    return IsrChange::applied;
+  }
   const std::vector<KeyValue>& now = result.ranges.at(0).kvs;
   const std::optional<Assignment> latest =
       now.empty() ? std::nullopt : decode_assignment(now[0].value);
