@@ -161,7 +161,8 @@ case ${1:-} in
     ctl=(env ETCDCTL_API=3 etcdctl --endpoints="$etcd_url" --user "harkd:$etcd_password")
     if [[ $1 == drain ]]; then
       "${ctl[@]}" put "/hark/local/drain/$id" "" >/dev/null || die "cannot write drain/$id"
-      echo "node $id draining: no new partitions; a move planned for each of its partitions"
+      echo "node $id draining: no new partitions; a move planned for each of its factor-1" \
+        "partitions, a replicated one's leadership and replica handed over (docs/cluster.md)"
     else
       "${ctl[@]}" del "/hark/local/drain/$id" >/dev/null || die "cannot delete drain/$id"
       echo "node $id no longer draining"
