@@ -630,6 +630,20 @@ const Setting settings[] = {
        return error;
      },
      [](const ServerOptions& o) { return toml_string(format_duration(o.cluster_lease_ttl)); }},
+    {"cluster.min_replication_factor", "--min-replication-factor", "HARK_MIN_REPLICATION_FACTOR",
+     "",
+     "the least replication factor a topic gets, whatever CreateTopic asks (0: 3 in cluster "
+     "mode, 1 on one node)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<0, 255>(o.min_replication_factor, "cluster.min_replication_factor", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.min_replication_factor); }},
+    {"cluster.replica_replace_after", "--replica-replace-after", "HARK_REPLICA_REPLACE_AFTER", "",
+     "how long a replica's node may be gone before the controller replaces it with a live node",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_duration(o.replica_replace_after, "cluster.replica_replace_after", v, false);
+     },
+     [](const ServerOptions& o) { return toml_string(format_duration(o.replica_replace_after)); }},
     {"auth.root_username", "--root-username", "HARK_ROOT_USERNAME", "IGGY_ROOT_USERNAME",
      "the root user's name, used only when the users log is created",
      [](ServerOptions& o, std::string_view v) -> std::string {
@@ -869,6 +883,15 @@ std::string check_link_tls(const ServerOptions& options) {
   return {};
 }
 
+// One node holds one copy: a minimum above 1 there would be silently unused.
+std::string check_replication(const ServerOptions& options) {
+  if (options.etcd_endpoints.empty() && options.min_replication_factor > 1) {
+    return "cluster.min_replication_factor above 1 needs cluster mode (cluster.etcd, --etcd): "
+           "one node holds one copy";
+  }
+  return {};
+}
+
 // TLS needs both files; harkd makes no certificate of its own (Iggy's self_signed).
 std::string check_tls(const ServerOptions& options) {
   if (!options.tls_enabled) return {};
@@ -990,6 +1013,7 @@ ParsedFlags load_config(std::span<const char* const> args, std::span<const char*
   error = check_tls(parsed.options);
   if (error.empty()) error = check_etcd_tls(parsed.options);
   if (error.empty()) error = check_link_tls(parsed.options);
+  if (error.empty()) error = check_replication(parsed.options);
   if (!error.empty()) return failed(std::move(error));
   error = check_classic_wait_scope(parsed.options);
   if (!error.empty()) return failed(std::move(error));

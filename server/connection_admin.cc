@@ -30,9 +30,22 @@ Status Connection::update_stream(const protocol::UpdateStreamRequest& request,
   return ok_status();
 }
 
+// In cluster mode a topic keeps the replication factor it was created with: its partitions'
+// replicas were placed for it (docs/cluster.md §Replication factor).
 Status Connection::update_topic(const protocol::UpdateTopicRequest& request,
                                 core::UpdateTopic& op) {
-  return fill_update_topic(request, op);
+  HARK_TRY(fill_update_topic(request, op));
+  if (shard_.options().etcd_endpoints.empty()) return ok_status();
+  HARK_TRY_ASSIGN(const core::TopicSettings current,
+                  shard_.broker().topic_settings(op.stream, op.topic));
+  if (request.replication_factor > 1 && request.replication_factor != current.replication_factor) {
+    HARK_LOG_WARN(
+        "cluster: UpdateTopic %s keeps replication factor %u (asked %u): changing a "
+        "topic's factor is not built",
+        request.name, current.replication_factor, request.replication_factor);
+  }
+  op.settings.replication_factor = current.replication_factor;
+  return ok_status();
 }
 
 Status Connection::create_partitions(const protocol::CreatePartitionsRequest& request,

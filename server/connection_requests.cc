@@ -57,9 +57,36 @@ Status Connection::purge_stream(const protocol::PurgeStreamRequest& request,
   return fill_ids(request, op);
 }
 
+// In cluster mode the topic gets its effective replication factor (docs/cluster.md
+// §Replication factor); one node keeps the factor it is sent, as Iggy 0.8.0 does.
 Status Connection::create_topic(const protocol::CreateTopicRequest& request,
                                 core::CreateTopic& op) {
-  return fill_create_topic(request, op);
+  HARK_TRY(fill_create_topic(request, op));
+  if (shard_.options().etcd_endpoints.empty()) return ok_status();
+  const cluster::ClusterView* const view = shard_.cluster_view();
+  if (view == nullptr) {
+    HARK_LOG_WARN("cluster: CreateTopic %s refused: this node has no view of the cluster yet",
+                  request.name);
+    return Error::feature_unavailable;
+  }
+  const uint8_t minimum = shard_.options().min_replication_factor_or_default();
+  const Result<cluster::EffectiveFactor> factor = cluster::effective_replication_factor(
+      request.replication_factor, minimum, view->nodes.size());
+  if (!factor.ok()) {
+    HARK_LOG_WARN(
+        "cluster: CreateTopic %s refused: replication factor %u is above the %u live "
+        "nodes",
+        request.name, request.replication_factor, view->nodes.size());
+    return factor.error();
+  }
+  if (factor->capped) {
+    HARK_LOG_WARN(
+        "cluster: topic %s gets replication factor %u, below the minimum %u: only %u "
+        "nodes are live",
+        request.name, factor->factor, minimum, view->nodes.size());
+  }
+  op.settings.replication_factor = factor->factor;
+  return ok_status();
 }
 
 void Connection::respond_create_topic(const core::CreateTopic& op) {

@@ -350,7 +350,8 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
                                    : options.node_advertised_link_address,
                .shards = options.shards_count},
       .lease_ttl_seconds =
-          std::chrono::duration_cast<std::chrono::seconds>(options.cluster_lease_ttl).count()};
+          std::chrono::duration_cast<std::chrono::seconds>(options.cluster_lease_ttl).count(),
+      .replica_replace_after = options.replica_replace_after};
   HARK_LOG_INFO("cluster: node %u of cluster %s, etcd at %s", options.node_id, options.cluster_name,
                 options.etcd_endpoints.front());
   auto thread = std::make_unique<cluster::CoordinationThread>(std::move(settings), server);

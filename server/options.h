@@ -135,6 +135,16 @@ struct ServerOptions {
   std::string etcd_cert_file;
   std::string etcd_key_file;
   Duration cluster_lease_ttl = std::chrono::seconds(5);
+  // The least replication factor a topic gets in cluster mode (docs/cluster.md §Replication
+  // factor); 0: unset, which means 3 in cluster mode and 1 on one node
+  // (min_replication_factor_or_default).
+  uint8_t min_replication_factor = 0;
+  uint8_t min_replication_factor_or_default() const {
+    if (min_replication_factor != 0) return min_replication_factor;
+    return etcd_endpoints.empty() ? 1 : 3;
+  }
+  // How long a replica's node may be gone before the controller replaces it.
+  Duration replica_replace_after = std::chrono::minutes(5);
   // HOST:PORT this node listens on for node links (docs/cluster.md §Node links); port 0 picks
   // one. Empty: the client address's host, port 0. main() sets it to the bound address, which
   // is what the node registers.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A local three-node hark cluster (docs/cluster.md §A local cluster): etcd from Debian with
-# auth, and harkd nodes 1, 2, 3 on 127.0.0.11:8090, 127.0.0.12:8090 and 127.0.0.13:8090, data
-# and logs under ./cluster-data/.
-#   tools/cluster.sh up        start etcd and the three nodes; returns when all three answer
+# A local hark cluster (docs/cluster.md §A local cluster): etcd from Debian with auth, and harkd
+# nodes 1..N (3 by default) on 127.0.0.11:8090, 127.0.0.12:8090, ... 127.0.0.1N:8090, data and
+# logs under ./cluster-data/.
+#   tools/cluster.sh up [N]    start etcd and nodes 1..N (1 to 9, default 3); returns when all
+#                              answer (a fourth node gives a replica somewhere to be replaced to)
 #   tools/cluster.sh down      stop them (SIGTERM by PID, then SIGKILL after 10 s)
 #   tools/cluster.sh kill N    SIGKILL node N
 #   tools/cluster.sh start N   start node N again (on its data directory)
@@ -21,7 +22,8 @@ harkd=${HARKD:-$PWD/build/bin/harkd}
 hark=${HARK:-$PWD/build/bin/hark}
 etcd_url="http://127.0.0.1:$etcd_port"
 etcd_password=harkd-local-secret
-nodes=(1 2 3)
+# How many nodes the last `up` started (kill, start, drain and down read it).
+node_count() { cat "$data/nodes" 2>/dev/null || echo 3; }
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 address_of() { echo "127.0.0.1$1:$port"; }
@@ -118,21 +120,27 @@ stop_pid() {
 }
 
 node_id() {
-  [[ ${1:-} =~ ^[123]$ ]] || die "a node id is 1, 2 or 3"
+  [[ ${1:-} =~ ^[1-9]$ && $1 -le $(node_count) ]] || die "a node id is 1 to $(node_count)"
   echo "$1"
 }
 
 case ${1:-} in
   up)
+    count=${2:-3}
+    [[ $count =~ ^[1-9]$ ]] || die "a node count is 1 to 9"
     ensure_etcd_installed
     mkdir -p "$data"
+    echo "$count" >"$data/nodes"
     start_etcd
-    for id in "${nodes[@]}"; do start_node "$id"; done
-    wait_answers "${nodes[@]}"
-    echo "cluster up: $(address_of 1) $(address_of 2) $(address_of 3) (etcd $etcd_url, data $data)"
+    nodes=$(seq "$count")
+    for id in $nodes; do start_node "$id"; done
+    # shellcheck disable=SC2086 # One id per word.
+    wait_answers $nodes
+    echo "cluster up: $(for id in $nodes; do printf '%s ' "$(address_of "$id")"; done)(etcd" \
+      "$etcd_url, data $data)"
     ;;
   down)
-    for id in "${nodes[@]}"; do stop_pid "$id"; done
+    for id in $(seq 9); do stop_pid "$id"; done
     stop_pid etcd
     echo "cluster down"
     ;;
@@ -154,14 +162,15 @@ case ${1:-} in
     ctl=(env ETCDCTL_API=3 etcdctl --endpoints="$etcd_url" --user "harkd:$etcd_password")
     if [[ $1 == drain ]]; then
       "${ctl[@]}" put "/hark/local/drain/$id" "" >/dev/null || die "cannot write drain/$id"
-      echo "node $id draining: no new partitions; a move planned for each of its partitions"
+      echo "node $id draining: no new partitions; a move planned for each of its factor-1" \
+        "partitions, a replicated one's leadership and replica handed over (docs/cluster.md)"
     else
       "${ctl[@]}" del "/hark/local/drain/$id" >/dev/null || die "cannot delete drain/$id"
       echo "node $id no longer draining"
     fi
     ;;
   *)
-    echo "usage: $0 up|down|kill N|start N|drain N|undrain N" >&2
+    echo "usage: $0 up [NODES]|down|kill N|start N|drain N|undrain N" >&2
     exit 2
     ;;
 esac

@@ -241,6 +241,14 @@ Result<Broker::ResolvedIds> Broker::resolve(const NameOrId& stream, const NameOr
   return ids;
 }
 
+Result<TopicSettings> Broker::topic_settings(const NameOrId& stream, const NameOrId& topic) const {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  HARK_TRY_ASSIGN(const internal::TopicEntry* const entry, shard->catalog().topic(stream, topic));
+  return entry->settings;
+}
+
 Result<uint32_t> Broker::pick_partition(const NameOrId& stream, const NameOrId& topic,
                                         const Partitioning& partitioning) const {
   BrokerShard* const shard = BrokerShard::current();

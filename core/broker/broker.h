@@ -152,6 +152,10 @@ class Broker {
     std::optional<uint32_t> topic;
   };
   Result<ResolvedIds> resolve(const NameOrId& stream, const NameOrId* topic) const;
+  // The settings of a topic in the calling shard's catalog now (harkd in cluster mode keeps a
+  // topic's replication factor on UpdateTopic). Errors as resolve's. On a shard of this broker
+  // only.
+  Result<TopicSettings> topic_settings(const NameOrId& stream, const NameOrId& topic) const;
   // The partition an append with `partitioning` would go to if submitted from the calling
   // shard now (balanced takes this shard's next turn), by the rule Append uses: for a cluster
   // entry node, which resolves a send before forwarding it. On a shard of this broker only.

@@ -19,9 +19,14 @@ namespace hark::core {
 struct JournalEntry {
   uint64_t sequence = 0;
   std::span<const std::byte> records;
-  // The partitions the entry creates and removes (a journal that assigns partitions to nodes
-  // asks for them in the same write: docs/cluster.md §Metadata).
-  std::vector<PartitionKey> created;
+  // The partitions the entry creates, each with its topic's replication factor, and those it
+  // removes (a journal that assigns partitions to nodes asks for them in the same write:
+  // docs/cluster.md §Metadata).
+  struct Created {
+    PartitionKey key;
+    uint8_t replication_factor = 1;
+  };
+  std::vector<Created> created;
   std::vector<PartitionKey> removed;
   // True for an entry the journal delivered (another writer's, through ApplyJournalEntry):
   // it is already in the shared log and only needs keeping locally.

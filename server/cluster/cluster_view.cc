@@ -54,21 +54,101 @@ std::optional<NodeInfo> decode_node(std::string_view json) {
   return node;
 }
 
+bool Assignment::has_replica(uint32_t id) const {
+  return std::find(replicas.begin(), replicas.end(), id) != replicas.end();
+}
+
+bool Assignment::in_sync(uint32_t id) const {
+  return std::find(isr.begin(), isr.end(), id) != isr.end();
+}
+
+bool Assignment::well_formed() const {
+  if (node == 0 || replicas.empty() || replicas.size() > node_id_max || !in_sync(node)) {
+    return false;
+  }
+  for (size_t i = 0; i < replicas.size(); i++) {
+    if (replicas[i] == 0 || std::find(replicas.begin(), replicas.begin() + static_cast<long>(i),
+                                      replicas[i]) != replicas.begin() + static_cast<long>(i)) {
+      return false;
+    }
+  }
+  for (size_t i = 0; i < isr.size(); i++) {
+    if (!has_replica(isr[i]) || std::find(isr.begin(), isr.begin() + static_cast<long>(i),
+                                          isr[i]) != isr.begin() + static_cast<long>(i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Assignment single_replica(uint32_t node, uint64_t epoch, uint32_t by) {
+  return {.node = node, .epoch = epoch, .by = by, .replicas = {node}, .isr = {node}};
+}
+
 std::string encode_assignment(const Assignment& assignment) {
-  return nlohmann::json{
-      {"node", assignment.node}, {"epoch", assignment.epoch}, {"by", assignment.by}}
+  return nlohmann::json{{"node", assignment.node},
+                        {"epoch", assignment.epoch},
+                        {"by", assignment.by},
+                        {"replicas", assignment.replicas},
+                        {"isr", assignment.isr}}
       .dump();
 }
+
+namespace {
+
+// A list of node ids; absent reads as `fallback`.
+bool read_nodes(const nlohmann::json& object, const char* name, std::vector<uint32_t> fallback,
+                std::vector<uint32_t>& out) {
+  const auto found = object.find(name);
+  if (found == object.end()) {
+    out = std::move(fallback);
+    return true;
+  }
+  if (!found->is_array() || found->size() > node_id_max) return false;
+  out.clear();
+  for (const nlohmann::json& item : *found) {
+    if (!item.is_number_unsigned() || item.get<uint64_t>() > node_id_max) return false;
+    out.push_back(item.get<uint32_t>());
+  }
+  return true;
+}
+
+}  // namespace
 
 std::optional<Assignment> decode_assignment(std::string_view json) {
   const nlohmann::json object = nlohmann::json::parse(json, nullptr, false);
   Assignment assignment;
   if (!object.is_object() || !read_unsigned(object, "node", assignment.node) ||
       !read_unsigned(object, "epoch", assignment.epoch) ||
-      !read_unsigned(object, "by", assignment.by)) {
+      !read_unsigned(object, "by", assignment.by) ||
+      !read_nodes(object, "replicas", {assignment.node}, assignment.replicas) ||
+      !read_nodes(object, "isr", {assignment.node}, assignment.isr) || !assignment.well_formed()) {
     return std::nullopt;
   }
   return assignment;
+}
+
+std::string encode_partition_request(uint32_t replication_factor) {
+  return nlohmann::json{{"replication_factor", replication_factor}}.dump();
+}
+
+std::optional<uint32_t> decode_partition_request(std::string_view value) {
+  if (value.empty()) return 1;
+  const nlohmann::json object = nlohmann::json::parse(value, nullptr, false);
+  uint32_t factor = 0;
+  if (!object.is_object() || !read_unsigned(object, "replication_factor", factor) || factor == 0 ||
+      factor > node_id_max) {
+    return std::nullopt;
+  }
+  return factor;
+}
+
+Result<EffectiveFactor> effective_replication_factor(uint8_t requested, uint8_t minimum,
+                                                     size_t live) {
+  if (requested > live) return Error::invalid_replication_factor;
+  const size_t raised = std::max<size_t>({requested, minimum, 1});
+  const auto factor = static_cast<uint8_t>(std::min(raised, std::max<size_t>(live, 1)));
+  return EffectiveFactor{.factor = factor, .capped = factor < raised};
 }
 
 std::string encode_move(const Move& move) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hark/core/base/ref.h"
+#include "hark/core/base/result.h"
 #include "hark/core/partition_key.h"
 
 namespace hark::server::cluster {
@@ -23,14 +24,31 @@ struct NodeInfo {
   bool operator==(const NodeInfo&) const = default;
 };
 
-// An assignment, /hark/<cluster>/assignments/<stream>/<topic>/<partition>:
-// {"node":2,"epoch":1,"by":1}, `by` the controller that wrote it (for operators and audits).
+// An assignment, /hark/<cluster>/assignments/<stream>/<topic>/<partition> (docs/cluster.md
+// §Keys): {"node":2,"epoch":1,"by":1,"replicas":[2,3,1],"isr":[2]}. `node` is the leader (the
+// partition's owner, which every request is routed to), `epoch` grows with every change of who
+// leads, `by` is the controller that wrote it (for operators and audits). `replicas` are the
+// nodes that hold a copy, distinct, the first the preferred leader; `isr` the in-sync replicas,
+// in replica order: a subset of `replicas` that holds the leader, the only nodes a new leader
+// may come from. A value written before replicas existed (no "replicas", no "isr") reads as
+// one replica, the leader, in sync.
 struct Assignment {
   uint32_t node = 0;
   uint64_t epoch = 0;
   uint32_t by = 0;
+  std::vector<uint32_t> replicas;
+  std::vector<uint32_t> isr;
   bool operator==(const Assignment&) const = default;
+
+  uint32_t leader() const { return node; }
+  bool has_replica(uint32_t id) const;
+  bool in_sync(uint32_t id) const;
+  // The invariants above: replicas distinct and nonzero, node in isr, isr within replicas.
+  bool well_formed() const;
 };
+
+// Factor 1, placed on `node`: what an assignment was before replicas existed.
+Assignment single_replica(uint32_t node, uint64_t epoch, uint32_t by);
 
 // A planned move, /hark/<cluster>/moves/<stream>/<topic>/<partition> (docs/cluster.md §Moves):
 // {"from":1,"to":2,"epoch":3,"ready":false,"by":1}. Written by the controller (planned, not
@@ -51,7 +69,26 @@ std::string encode_move(const Move& move);
 std::optional<Move> decode_move(std::string_view json);
 std::optional<NodeInfo> decode_node(std::string_view json);
 std::string encode_assignment(const Assignment& assignment);
+// nullopt for a value that is not an assignment or breaks Assignment::well_formed.
 std::optional<Assignment> decode_assignment(std::string_view json);
+
+// The value of partitions/<stream>/<topic>/<partition>, the request for a partition to be
+// placed: {"replication_factor":3}. An empty value (written before replication factors were
+// kept) asks for one replica. nullopt: not a request (hostile or foreign), read as factor 1 by
+// the controller.
+std::string encode_partition_request(uint32_t replication_factor);
+std::optional<uint32_t> decode_partition_request(std::string_view value);
+
+// The replication factor a topic created in cluster mode gets (docs/cluster.md §Replication
+// factor): `requested` (0: the client named none) raised to `minimum`, the raise capped at the
+// `live` nodes; a request above `live` is refused with invalid_replication_factor (2018), as
+// Kafka refuses a factor above its broker count. `capped` says the minimum was not reached.
+struct EffectiveFactor {
+  uint8_t factor = 1;
+  bool capped = false;
+};
+Result<EffectiveFactor> effective_replication_factor(uint8_t requested, uint8_t minimum,
+                                                     size_t live);
 
 // The key layout, all under /hark/<cluster>/.
 struct Keys {

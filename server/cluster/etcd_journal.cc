@@ -294,6 +294,17 @@ void log_missing_predecessor(uint64_t sequence) {
   }
 }
 
+// The i-th partition request of an entry: the created ones (with their topic's replication
+// factor, which the controller places that many replicas for), then the removed ones.
+TxnOp partition_op(const Keys& keys, const JournalLink::Append& append, size_t i) {
+  if (i < append.created.size()) {
+    const core::JournalEntry::Created& created = append.created[i];
+    return TxnOp::put(keys.partition(created.key),
+                      encode_partition_request(created.replication_factor));
+  }
+  return TxnOp::erase(keys.partition(append.removed[i - append.created.size()]));
+}
+
 }  // namespace
 
 // Entry n goes in only if nobody wrote n yet and n - 1 exists: etcd alone orders the journal.
@@ -321,12 +332,7 @@ void MetadataSync::write(Coordinator& etcd, NodeAgent& agent, JournalLink::Appen
   txn.success.push_back(TxnOp::put(key, append.records));
   const size_t keys_count = append.created.size() + append.removed.size();
   const size_t first = std::min(keys_count, options_.txn_keys_max);
-  for (size_t i = 0; i < first; i++) {
-    txn.success.push_back(
-        i < append.created.size()
-            ? TxnOp::put(keys.partition(append.created[i]), "")
-            : TxnOp::erase(keys.partition(append.removed[i - append.created.size()])));
-  }
+  for (size_t i = 0; i < first; i++) txn.success.push_back(partition_op(keys, append, i));
   txn.failure.push_back(TxnOp::range(key));
   const Result<TxnResult> result = etcd.txn(txn);
   if (!result.ok()) {
@@ -357,12 +363,7 @@ void MetadataSync::write_rest(Coordinator& etcd, const NodeAgent& agent,
   while (from < count) {
     Txn txn;
     const size_t end = std::min(count, from + options_.txn_keys_max);
-    for (size_t i = from; i < end; i++) {
-      txn.success.push_back(
-          i < append.created.size()
-              ? TxnOp::put(keys.partition(append.created[i]), "")
-              : TxnOp::erase(keys.partition(append.removed[i - append.created.size()])));
-    }
+    for (size_t i = from; i < end; i++) txn.success.push_back(partition_op(keys, append, i));
     if (!etcd.txn(txn).ok()) {
       HARK_LOG_ERROR("cluster: entry %u: could not write its partition requests %u..%u",
                      append.sequence, from, end - 1);

@@ -42,7 +42,7 @@ class JournalLink {
   struct Append {
     uint64_t sequence = 0;
     std::string records;
-    std::vector<core::PartitionKey> created;
+    std::vector<core::JournalEntry::Created> created;
     std::vector<core::PartitionKey> removed;
     core::JournalDone* done = nullptr;
     io::Reactor* reactor = nullptr;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "hark/core/base/log.h"
+#include "hark/server/cluster/replicas.h"
 
 namespace hark::server::cluster {
 namespace {
@@ -114,55 +115,60 @@ Result<bool> NodeAgent::controller_txn(std::vector<Compare> extra, std::vector<T
   return false;
 }
 
-uint32_t NodeAgent::least_loaded(std::map<uint32_t, uint32_t>& load) const {
-  uint32_t best = 0;
-  uint32_t best_load = std::numeric_limits<uint32_t>::max();
-  for (const auto& [node, count] : load) {
-    if (count < best_load) {
-      best = node;
-      best_load = count;
-    }
-  }
-  return best;
-}
-
-std::map<uint32_t, uint32_t> NodeAgent::loads() const {
-  std::map<uint32_t, uint32_t> load;
-  for (const NodeInfo& node : view_->nodes) {
-    if (!view_->is_draining(node.id)) load[node.id] = 0;
-  }
-  for (const auto& [key, assignment] : view_->assignments) {
-    if (load.contains(assignment.node)) load[assignment.node]++;
-  }
-  return load;
-}
-
 const KeyValue* NodeAgent::find(const std::string& key) const {
   const auto found = mirror_.entries().find(key);
   return found == mirror_.entries().end() ? nullptr : &found->second;
 }
 
-// Partitions that want an owner go to the live, not draining node with the fewest (ties: the
-// lowest id).
+uint32_t NodeAgent::factor_of(const core::PartitionKey& key) const {
+  const KeyValue* const request = find(keys_.partition(key));
+  if (request == nullptr) return 0;
+  return decode_partition_request(request->value).value_or(1);
+}
+
+namespace {
+
+std::string partition_name(const core::PartitionKey& key) {
+  return std::to_string(key.stream.value()) + "/" + std::to_string(key.topic.value()) + "/" +
+         std::to_string(key.partition.value());
+}
+
+std::string node_list(const std::vector<uint32_t>& nodes) {
+  std::string out;
+  for (const uint32_t id : nodes) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
+}  // namespace
+
+// Partitions that want an owner get their replicas on the live, not draining nodes with the
+// fewest (place_replicas), in a transaction that also requires every one of them live.
 Status NodeAgent::assign_unassigned() {
   if (!is_controller() || !view_) return ok_status();
-  std::map<uint32_t, uint32_t> load = loads();
+  Loads loads = loads_of(*view_);
   for (const auto& [name, kv] : mirror_.entries()) {
     if (!name.starts_with(keys_.partitions)) continue;
     const auto key = parse_partition_suffix(std::string_view(name).substr(keys_.partitions.size()));
     if (!key || view_->assignments.contains(*key)) continue;
-    const uint32_t target = least_loaded(load);
-    if (target == 0) return ok_status();  // No live node (node ids start at 1).
+    const uint32_t factor = decode_partition_request(kv.value).value_or(1);
+    std::optional<Assignment> placed = place_replicas(factor, loads, options_.self.id);
+    if (!placed) return ok_status();  // No live node.
     const std::string assignment_key = keys_.assignment(*key);
     std::vector<Compare> extra = {
-        number_compare(assignment_key, Compare::Target::create_revision, Compare::Op::equal, 0),
-        number_compare(keys_.node(target), Compare::Target::create_revision, Compare::Op::greater,
-                       0)};
-    std::vector<TxnOp> ops = {TxnOp::put(
-        assignment_key, encode_assignment({.node = target, .epoch = 1, .by = options_.self.id}))};
+        number_compare(assignment_key, Compare::Target::create_revision, Compare::Op::equal, 0)};
+    for (const uint32_t id : placed->replicas) {
+      extra.push_back(number_compare(keys_.node(id), Compare::Target::create_revision,
+                                     Compare::Op::greater, 0));
+    }
+    if (placed->replicas.size() < factor) {
+      HARK_LOG_WARN(
+          "cluster: partition %s placed on %u of its %u replicas (%s): not enough live "
+          "nodes; the controller adds the others as nodes join",
+          partition_name(*key), placed->replicas.size(), factor, node_list(placed->replicas));
+    }
+    std::vector<TxnOp> ops = {TxnOp::put(assignment_key, encode_assignment(*placed))};
     HARK_TRY_ASSIGN(bool written, controller_txn(std::move(extra), std::move(ops)));
     if (!written) return ok_status();  // The next step re-reads and tries again.
-    load[target]++;
   }
   return ok_status();
 }
@@ -173,6 +179,13 @@ Result<bool> NodeAgent::move_partition(const core::PartitionKey& key, uint32_t n
   if (found == nullptr) return false;
   const std::optional<Assignment> current = decode_assignment(found->value);
   if (!current || current->node == node) return false;
+  if (current->replicas.size() > 1 || factor_of(key) > 1) {
+    HARK_LOG_WARN(
+        "cluster: no move of %s: it is replicated (factor %u); its replicas move by "
+        "the replica rules (docs/cluster.md §Replication)",
+        partition_name(key), factor_of(key));
+    return false;
+  }
   const std::string move_key = keys_.move(key);
   std::vector<Compare> extra = {
       number_compare(assignment_key, Compare::Target::mod_revision, Compare::Op::equal,
@@ -225,7 +238,7 @@ Status NodeAgent::commit_move(const core::PartitionKey& key, const Move& move) {
                      planned->mod_revision),
       number_compare(keys_.node(move.to), Compare::Target::create_revision, Compare::Op::greater,
                      0)};
-  const Assignment next{.node = move.to, .epoch = move.epoch + 1, .by = options_.self.id};
+  const Assignment next = single_replica(move.to, move.epoch + 1, options_.self.id);
   std::vector<TxnOp> ops = {TxnOp::put(assignment_key, encode_assignment(next)),
                             TxnOp::erase(move_key)};
   HARK_TRY_ASSIGN(const bool written, controller_txn(std::move(extra), std::move(ops)));
@@ -278,22 +291,135 @@ Status NodeAgent::advance_moves() {
 Status NodeAgent::plan_drains() {
   if (!is_controller() || !view_ || view_->draining.empty()) return ok_status();
   const Ref<const ClusterView> view = view_;
-  std::map<uint32_t, uint32_t> load = loads();
+  Loads loads = loads_of(*view);
   for (const auto& [key, assignment] : view->assignments) {
     if (!view->is_draining(assignment.node) || view->moves.contains(key)) continue;
     if (view->node(assignment.node) == nullptr) continue;  // Dead: nothing to copy from.
-    if (find(keys_.partition(key)) == nullptr) continue;   // Deleted: a tombstone.
-    const uint32_t target = least_loaded(load);
+    if (factor_of(key) != 1) continue;  // Deleted (a tombstone), or replicated: not a move.
+    if (assignment.replicas.size() > 1) continue;
+    const uint32_t target = least_loaded(loads);
     if (target == 0) return ok_status();  // Nowhere to go.
     HARK_TRY_ASSIGN(const bool planned, move_partition(key, target));
     if (!is_controller()) return ok_status();
-    if (planned) load[target]++;
+    if (planned) loads[target].replicas++;
   }
   return ok_status();
 }
 
-Status NodeAgent::request_partition(const core::PartitionKey& key) {
-  HARK_TRY(coordinator_.put(keys_.partition(key), "", 0));
+std::set<uint32_t> NodeAgent::track_gone() {
+  const Instant now = clock_.monotonic_now();
+  std::set<uint32_t> past_grace;
+  std::map<uint32_t, Instant> seen;
+  for (const auto& [key, assignment] : view_->assignments) {
+    for (const uint32_t id : assignment.replicas) {
+      if (view_->node(id) != nullptr || seen.contains(id)) continue;
+      const auto before = gone_since_.find(id);
+      const Instant since = before == gone_since_.end() ? now : before->second;
+      seen[id] = since;
+      if (now - since >= options_.replica_replace_after) past_grace.insert(id);
+    }
+  }
+  gone_since_ = std::move(seen);
+  return past_grace;
+}
+
+Status NodeAgent::reconcile_replicas() {
+  if (!is_controller() || !view_) {
+    gone_since_.clear();
+    return ok_status();
+  }
+  const Ref<const ClusterView> view = view_;
+  ReplicaFacts facts{.factor = 1, .live = {}, .draining = {}, .gone_past_grace = track_gone()};
+  for (const NodeInfo& node : view->nodes) facts.live.insert(node.id);
+  facts.draining.insert(view->draining.begin(), view->draining.end());
+  Loads loads = loads_of(*view);
+  for (const auto& [key, assignment] : view->assignments) {
+    facts.factor = factor_of(key);
+    if (facts.factor == 0 || view->moves.contains(key)) continue;  // A tombstone, or moving.
+    const std::optional<Assignment> next = decide_replicas(assignment, facts, loads);
+    const bool stuck = !next && view->owner(key).kind == PartitionOwner::Kind::unavailable;
+    if (stuck && assignment.replicas.size() > 1 && unavailable_.insert(key).second) {
+      HARK_LOG_WARN(
+          "cluster: partition %s is unavailable: no in-sync replica (%s) is live; it "
+          "waits for one to return (no unclean leader election)",
+          partition_name(key), node_list(assignment.isr));
+    }
+    if (!stuck) unavailable_.erase(key);
+    if (next) HARK_TRY(write_replicas(key, assignment, *next));
+    if (!is_controller()) return ok_status();  // Deposed by a rejected write.
+  }
+  return ok_status();
+}
+
+// One guarded transaction: the controller's leadership, the assignment as read, and every node
+// the new assignment adds (a new leader, new replicas) live.
+Status NodeAgent::write_replicas(const core::PartitionKey& key, const Assignment& current,
+                                 Assignment next) {
+  const std::string assignment_key = keys_.assignment(key);
+  const KeyValue* const found = find(assignment_key);
+  if (found == nullptr) return ok_status();
+  next.by = options_.self.id;
+  std::vector<Compare> extra = {number_compare(assignment_key, Compare::Target::mod_revision,
+                                               Compare::Op::equal, found->mod_revision)};
+  for (const uint32_t id : next.replicas) {
+    if (id == next.node ? next.node != current.node : !current.has_replica(id)) {
+      extra.push_back(number_compare(keys_.node(id), Compare::Target::create_revision,
+                                     Compare::Op::greater, 0));
+    }
+  }
+  HARK_TRY_ASSIGN(
+      const bool written,
+      controller_txn(std::move(extra), {TxnOp::put(assignment_key, encode_assignment(next))}));
+  if (!written) return ok_status();
+  if (next.node != current.node) {
+    leader_changes_++;
+    HARK_LOG_WARN("cluster: partition %s: node %u leads at epoch %u (node %u %s); in sync: %s",
+                  partition_name(key), next.node, next.epoch, current.node,
+                  view_->node(current.node) == nullptr ? "is gone" : "drains", node_list(next.isr));
+  }
+  if (next.replicas != current.replicas) {
+    replica_set_changes_++;
+    HARK_LOG_INFO("cluster: partition %s: replicas %s -> %s (in sync: %s)", partition_name(key),
+                  node_list(current.replicas), node_list(next.replicas), node_list(next.isr));
+  }
+  return ok_status();
+}
+
+Result<NodeAgent::IsrChange> NodeAgent::change_isr(const core::PartitionKey& key, uint64_t epoch,
+                                                   std::vector<uint32_t> isr) {
+  const std::string assignment_key = keys_.assignment(key);
+  const KeyValue* const found = find(assignment_key);
+  std::optional<Assignment> current =
+      found == nullptr ? std::nullopt : decode_assignment(found->value);
+  const uint32_t self = options_.self.id;
+  if (!current || current->node != self || current->epoch != epoch) return IsrChange::deposed;
+  Assignment next = *current;
+  next.isr.clear();
+  for (const uint32_t id : current->replicas) {
+    if (std::find(isr.begin(), isr.end(), id) != isr.end()) next.isr.push_back(id);
+  }
+  if (next.isr.size() != isr.size() || !next.well_formed()) return Error::invalid_format;
+  Txn txn;
+  txn.compare = {
+      number_compare(assignment_key, Compare::Target::mod_revision, Compare::Op::equal,
+                     found->mod_revision),
+      number_compare(keys_.node(self), Compare::Target::create_revision, Compare::Op::greater, 0)};
+  txn.success = {TxnOp::put(assignment_key, encode_assignment(next))};
+  txn.failure = {TxnOp::range(assignment_key)};
+  HARK_TRY_ASSIGN(const TxnResult result, coordinator_.txn(txn));
+  if (result.succeeded) {
+    written(txn.success, result.revision);
+    return IsrChange::applied;
+  }
+  const std::vector<KeyValue>& now = result.ranges.at(0).kvs;
+  const std::optional<Assignment> latest =
+      now.empty() ? std::nullopt : decode_assignment(now[0].value);
+  const bool leads = latest && latest->node == self && latest->epoch == epoch;
+  return leads ? IsrChange::stale : IsrChange::deposed;
+}
+
+Status NodeAgent::request_partition(const core::PartitionKey& key, uint32_t replication_factor) {
+  HARK_TRY(coordinator_.put(keys_.partition(key), encode_partition_request(replication_factor), 0));
   return ok_status();
 }
 
@@ -353,6 +479,7 @@ Status NodeAgent::step(Duration wait) {
   follow_controller_key();
   publish_view();
   HARK_TRY(assign_unassigned());
+  HARK_TRY(reconcile_replicas());
   HARK_TRY(advance_moves());
   HARK_TRY(plan_drains());
   return ok_status();

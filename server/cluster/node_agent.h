@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,9 @@ struct AgentOptions {
   std::string cluster = "hark";
   NodeInfo self;
   int64_t lease_ttl_seconds = 5;  // Kept alive every TTL/3.
+  // How long a replica's node may be gone before the controller replaces it
+  // (cluster.replica_replace_after; counted from when this controller first saw it gone).
+  Duration replica_replace_after = std::chrono::minutes(5);
 };
 
 // What a node does in the cluster, as a state machine over a Coordinator, one step() at a
@@ -28,10 +33,14 @@ struct AgentOptions {
 //  - election: when the controller key is absent it campaigns with a transaction
 //    `create_revision(controller) == 0 → put(controller, id, lease)`; the controller is the
 //    holder of that key, which goes with its lease;
-//  - as controller: assigns every partition under partitions/ that has no assignment to the
-//    live, not draining node with the fewest, epoch 1; plans moves (on request, and for every
-//    partition of a draining node) and commits each at epoch + 1 once its target reports it
-//    ready, or abandons it when its source or target dies (docs/cluster.md §Moves). Every
+//  - as controller: places every partition under partitions/ that has no assignment on as
+//    many live, not draining nodes as its replication factor, by load (replicas.h), epoch 1;
+//    for a factor-1 partition plans moves (on request, and for every partition of a draining
+//    node) and commits each at epoch + 1 once its target reports it ready, or abandons it when
+//    its source or target dies (docs/cluster.md §Moves); for a replicated one, moves its
+//    leadership to a live in-sync replica when its leader dies or drains (epoch + 1), drops
+//    dead nodes from its ISR and replaces replicas gone past the grace or draining
+//    (decide_replicas, docs/cluster.md §Replication). Every
 //    controller write is a transaction guarded on `value(controller) == my id` and
 //    `create_revision(controller) == my campaign's revision`, and on the target node's key
 //    existing, so a deposed controller or a dead target makes it fail, never half-apply;
@@ -49,8 +58,9 @@ class NodeAgent {
   // Gives the lease back (its keys go with it), so the others see this node leave at once.
   Status leave();
 
-  // Asks for a partition to be assigned (any node; the controller assigns it).
-  Status request_partition(const core::PartitionKey& key);
+  // Asks for a partition to be placed with `replication_factor` replicas (any node; the
+  // controller places it). harkd asks through the metadata journal (etcd_journal.h).
+  Status request_partition(const core::PartitionKey& key, uint32_t replication_factor = 1);
   // Controller only: plans moving `key` to `node` (docs/cluster.md §Moves): writes moves/<key>
   // {from its owner, at its epoch, not ready}. The assignment changes only once `node` reports
   // the move ready (report_move_ready) and a controller step commits it. false: refused (not
@@ -64,7 +74,19 @@ class NodeAgent {
   // stopped admitting sends: marks the move ready. false: no such move for this node, or it
   // changed meanwhile (abandoned, or this node is not registered).
   Result<bool> report_move_ready(const core::PartitionKey& key);
+  // The leader of `key` at `epoch` (this node) sets its in-sync replicas (docs/cluster.md
+  // §Replication): shrinks them when a follower falls behind, expands them when one caught up.
+  // `isr` must hold this node and only replicas. One transaction guarded on the assignment's
+  // mod_revision as this node read it, leading at `epoch`: applied; deposed (the assignment
+  // names another leader or epoch, in the mirror or in etcd: the change is rejected for good);
+  // stale (the assignment changed at the same epoch, e.g. the controller dropped a dead node
+  // from the ISR: step, then ask again). invalid_format for an `isr` that breaks the rules.
+  enum class IsrChange : uint8_t { applied, deposed, stale };
+  Result<IsrChange> change_isr(const core::PartitionKey& key, uint64_t epoch,
+                               std::vector<uint32_t> isr);
   uint64_t moves_committed() const { return moves_committed_; }
+  uint64_t leader_changes() const { return leader_changes_; }
+  uint64_t replica_set_changes() const { return replica_set_changes_; }
   uint64_t moves_abandoned() const { return moves_abandoned_; }
   // Controller only: `ops` guarded on this node's leadership (and `extra`). false: refused,
   // and this node knows it is no longer the controller.
@@ -98,13 +120,20 @@ class NodeAgent {
   // A move for every partition of a draining node that has none, to the least loaded live node
   // that is not draining.
   Status plan_drains();
-  // Live nodes that take new partitions (not draining), each with its assigned count.
-  std::map<uint32_t, uint32_t> loads() const;
+  // Controller duties for replicated partitions: decide_replicas on every assignment whose
+  // partition is asked for, each change written by write_replicas.
+  Status reconcile_replicas();
+  Status write_replicas(const core::PartitionKey& key, const Assignment& current, Assignment next);
+  // When each replica's node was first seen gone by this controller; the nodes gone longer
+  // than the grace.
+  std::set<uint32_t> track_gone();
+  // The replication factor partitions/<key> asks for (1 if unreadable); 0 if it is not asked
+  // for (deleted: its assignment is a tombstone).
+  uint32_t factor_of(const core::PartitionKey& key) const;
   const KeyValue* find(const std::string& key) const;
   void follow_controller_key();
   bool publish_view();
   std::vector<Compare> leadership() const;
-  uint32_t least_loaded(std::map<uint32_t, uint32_t>& load) const;
 
   Coordinator& coordinator_;
   const Clock& clock_;
@@ -120,6 +149,10 @@ class NodeAgent {
   uint64_t elections_won_ = 0;
   uint64_t moves_committed_ = 0;
   uint64_t moves_abandoned_ = 0;
+  uint64_t leader_changes_ = 0;
+  uint64_t replica_set_changes_ = 0;
+  std::map<uint32_t, Instant> gone_since_;    // Controller only.
+  std::set<core::PartitionKey> unavailable_;  // Logged as having no live in-sync replica.
 };
 
 }  // namespace hark::server::cluster

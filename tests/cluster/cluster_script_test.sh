@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/cluster.sh end to end (label cluster, release stage only): `up` returns with three
+# tools/cluster.sh end to end (label cluster, release stage only): `up 4` returns with four
 # nodes answering and seeing each other; a stream created through node 1 is listed by node 3;
 # `drain 3` keeps a new topic's partitions off node 3 (its data directory holds none of them);
 # `kill 2` stops node 2 (it no longer answers), `start 2` brings it back with what was created
@@ -11,12 +11,12 @@ bin=${1:?bin dir}
 export HARKD=$bin/harkd HARK=$bin/hark
 export CLUSTER_DATA
 CLUSTER_DATA=$(mktemp -d /tmp/hark-cluster-script.XXXXXX)
-# A port nothing listens on at 127.0.0.1 and .11-.13 (and the one above it, etcd's peer port).
+# A port nothing listens on at 127.0.0.1 and .11-.14 (and the one above it, etcd's peer port).
 free_port() {
   local port host
   for _ in $(seq 100); do
     port=$((20000 + RANDOM % 30000))
-    for host in 127.0.0.1 127.0.0.11 127.0.0.12 127.0.0.13; do
+    for host in 127.0.0.1 127.0.0.11 127.0.0.12 127.0.0.13 127.0.0.14; do
       (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null && continue 2
       (exec 3<>"/dev/tcp/$host/$((port + 1))") 2>/dev/null && continue 2
     done
@@ -35,8 +35,9 @@ cli() { local id=$1; shift; "$HARK" --address "127.0.0.1$id:$CLUSTER_PORT" "$@";
 cleanup() { "$script" down >/dev/null 2>&1; rm -rf "$CLUSTER_DATA"; }
 trap cleanup EXIT
 
-"$script" up || { fail "up"; for f in "$CLUSTER_DATA"/node*.log; do echo "== $f"; tail -n 20 "$f"; done; exit 1; }
-for id in 1 2 3; do cli "$id" ping >/dev/null || fail "node $id does not answer after up"; done
+"$script" up 4 || { fail "up 4"; for f in "$CLUSTER_DATA"/node*.log; do echo "== $f"; tail -n 20 "$f"; done; exit 1; }
+for id in 1 2 3 4; do cli "$id" ping >/dev/null || fail "node $id does not answer after up 4"; done
+"$script" kill 5 >/dev/null 2>&1 && fail "kill 5 accepted on a cluster of 4"
 cli 1 stream create alpha >/dev/null || fail "create via node 1"
 cli 3 stream list | grep -q alpha || fail "node 3 does not list what node 1 created"
 # A draining node is assigned nothing new: it opens none of a new topic's partitions.
@@ -60,6 +61,6 @@ if [[ $failed != 0 ]]; then
   for f in "$CLUSTER_DATA"/node*.log; do echo "== $f"; tail -n 20 "$f"; done
 fi
 "$script" down || fail "down"
-for id in 1 2 3; do cli "$id" ping >/dev/null 2>&1 && fail "node $id answers after down"; done
+for id in 1 2 3 4; do cli "$id" ping >/dev/null 2>&1 && fail "node $id answers after down"; done
 ls "$CLUSTER_DATA"/*.pid >/dev/null 2>&1 && fail "pid files left after down"
 exit $failed

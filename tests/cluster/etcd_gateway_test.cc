@@ -220,5 +220,43 @@ TEST_F(GatewayTest, PausedControllerWriteRejectedByEtcd) {
   EXPECT_TRUE(two->range("/hark/e/stale", false)->kvs.empty());
 }
 
+// A leader's ISR change (NodeAgent::change_isr) is guarded on the assignment's mod_revision, a
+// compare no other gateway test makes: etcd refuses it once the assignment changed, and the
+// failure branch's read tells a change at the same epoch (stale: ask again) from a new leader
+// (deposed); nothing is written either way.
+TEST_F(GatewayTest, AnIsrChangeIsGuardedOnTheAssignmentsModRevision) {
+  auto one = gateway();
+  auto other = gateway();
+  NodeAgent a(*one, SystemClock::instance(),
+              {.cluster = "e",
+               .self = {.id = 1, .client_address = "127.0.0.1:1", .link_address = "", .shards = 1},
+               .lease_ttl_seconds = 5});
+  NodeAgent b(*other, SystemClock::instance(),
+              {.cluster = "e",
+               .self = {.id = 2, .client_address = "127.0.0.1:2", .link_address = "", .shards = 1},
+               .lease_ttl_seconds = 5});
+  const core::PartitionKey key{
+      .stream = StreamId(1), .topic = TopicId(1), .partition = PartitionId(1)};
+  ASSERT_TRUE(a.step(milliseconds(0)).ok()) << one->last_error();
+  ASSERT_TRUE(b.step(milliseconds(0)).ok()) << other->last_error();
+  ASSERT_TRUE(a.request_partition(key, 2).ok());
+  ASSERT_TRUE(test::wait_until([&] {
+    return a.step(milliseconds(50)).ok() && a.view()->assignments.contains(key) &&
+           a.view()->assignments.at(key).replicas.size() == 2;
+  }));
+  ASSERT_EQ(a.view()->assignments.at(key).node, 1u);
+  ASSERT_EQ(*a.change_isr(key, 1, {1, 2}), NodeAgent::IsrChange::applied) << one->last_error();
+  // Another writer (a controller dropping node 2) changes it at the same epoch: stale.
+  const std::string name = "/hark/e/assignments/1/1/1";
+  const Assignment shrunk{.node = 1, .epoch = 1, .by = 2, .replicas = {1, 2}, .isr = {1}};
+  ASSERT_TRUE(other->put(name, encode_assignment(shrunk), 0).ok());
+  EXPECT_EQ(*a.change_isr(key, 1, {1}), NodeAgent::IsrChange::stale);
+  // A failover to node 2 at epoch 2: a's change at epoch 1 is refused for good.
+  const Assignment failed_over{.node = 2, .epoch = 2, .by = 2, .replicas = {1, 2}, .isr = {2}};
+  ASSERT_TRUE(other->put(name, encode_assignment(failed_over), 0).ok());
+  EXPECT_EQ(*a.change_isr(key, 1, {1, 2}), NodeAgent::IsrChange::deposed);
+  EXPECT_EQ(decode_assignment(other->range(name, false)->kvs.at(0).value), failed_over);
+}
+
 }  // namespace
 }  // namespace hark::server::cluster

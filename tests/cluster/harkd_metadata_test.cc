@@ -5,7 +5,9 @@
 // catches up from etcd when it returns; a delete through one node is seen by the others at
 // once. Label cluster (release stage only): one etcd, three harkd, seconds each.
 #include <chrono>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -131,6 +133,48 @@ TEST_F(HarkdMetadata, ADeleteThroughOneNodeIsSeenByTheOthersAtOnce) {
   ASSERT_TRUE(node(3).delete_stream({.stream_id = named("doomed")}).ok());
   EXPECT_FALSE(stream_exists(node(1), "doomed"));
   EXPECT_FALSE(stream_exists(node(2), "doomed"));
+}
+
+// A topic gets the effective replication factor (docs/cluster.md §Replication factor): an SDK
+// asking 1 gets the cluster's minimum, 3, reported by GetTopic through any node and kept by an
+// UpdateTopic; its partitions' replicas are on three distinct nodes, led by one each, only the
+// leader in sync; a factor above the live nodes is refused with 2018; sends and polls are
+// served by the leader as for factor 1.
+TEST_F(HarkdMetadata, ATopicGetsTheEffectiveReplicationFactorWithReplicasOnDistinctNodes) {
+  ASSERT_TRUE(node(1).create_stream({.name = "r"}).ok());
+  ASSERT_TRUE(node(1).create_topic(topic_request("r", 3)).ok());  // replication_factor 1.
+  const auto ids = Identifier::numeric(0);
+  for (uint32_t id = 1; id <= 3; id++) {
+    const auto topic = node(id).get_topic({.stream_id = named("r"), .topic_id = named("t")});
+    ASSERT_TRUE(topic.ok() && topic->has_value()) << id;
+    EXPECT_EQ((*topic)->topic.replication_factor, 3) << id;
+  }
+  std::set<uint32_t> leaders;
+  for (uint32_t p = 0; p < 3; p++) {
+    const auto assignment = cluster_.assignment_of(0, 0, p);
+    ASSERT_TRUE(assignment.has_value()) << p;
+    EXPECT_EQ(std::set<uint32_t>(assignment->replicas.begin(), assignment->replicas.end()),
+              (std::set<uint32_t>{1, 2, 3}));
+    EXPECT_EQ(assignment->isr, std::vector<uint32_t>{assignment->node});
+    leaders.insert(assignment->node);
+  }
+  EXPECT_EQ(leaders.size(), 3u);
+  const auto refused = node(3).create_topic(
+      {.stream_id = named("r"), .partitions_count = 1, .replication_factor = 4, .name = "big"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), Error::invalid_replication_factor);
+  ASSERT_TRUE(
+      node(2)
+          .update_topic(
+              {.stream_id = named("r"), .topic_id = ids, .replication_factor = 1, .name = "t"})
+          .ok());
+  const auto updated = node(1).get_topic({.stream_id = named("r"), .topic_id = named("t")});
+  ASSERT_TRUE(updated.ok() && updated->has_value());
+  EXPECT_EQ((*updated)->topic.replication_factor, 3);
+  ASSERT_TRUE(send_one(node(3), "r", "replicated").ok());
+  const auto polled = poll_all(node(1), "r");
+  ASSERT_TRUE(polled.ok()) << error_name(polled.error());
+  EXPECT_EQ(polled->messages().count(), 1u);
 }
 
 }  // namespace

@@ -110,16 +110,22 @@ bool LocalCluster::wait_for_all_members() {
 }
 
 uint32_t LocalCluster::owner_of(uint32_t stream, uint32_t topic, uint32_t partition) {
+  const auto assignment = assignment_of(stream, topic, partition);
+  return assignment ? assignment->node : 0;
+}
+
+std::optional<server::cluster::Assignment> LocalCluster::assignment_of(uint32_t stream,
+                                                                       uint32_t topic,
+                                                                       uint32_t partition) {
   auto etcd = server::cluster::EtcdGateway::create(
       {.endpoints = {etcd_.url()}, .user = EtcdProcess::user, .password = EtcdProcess::password});
-  if (!etcd.ok()) return 0;
+  if (!etcd.ok()) return std::nullopt;
   const auto range =
       (*etcd)->range("/hark/" + options_.name + "/assignments/" + std::to_string(stream) + "/" +
                          std::to_string(topic) + "/" + std::to_string(partition),
                      false);
-  if (!range.ok() || range->kvs.size() != 1) return 0;
-  const auto assignment = server::cluster::decode_assignment(range->kvs[0].value);
-  return assignment ? assignment->node : 0;
+  if (!range.ok() || range->kvs.size() != 1) return std::nullopt;
+  return server::cluster::decode_assignment(range->kvs[0].value);
 }
 
 std::unique_ptr<client::Client> LocalCluster::connect(uint32_t id) {

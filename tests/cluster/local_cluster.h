@@ -6,11 +6,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "etcd_process.h"
+#include "hark/server/cluster/cluster_view.h"
 #include "hark/tests/e2e/harkd_process.h"
 #include "hark/tests/e2e/tls_certs.h"
 #include "hark/tools/client/client.h"
@@ -83,6 +85,9 @@ class LocalCluster {
   // The node the controller assigned (stream, topic, partition) to (numeric ids, read from
   // etcd); 0 if none.
   uint32_t owner_of(uint32_t stream, uint32_t topic, uint32_t partition);
+  // Its whole assignment (leader, epoch, replicas, isr) as etcd holds it; nullopt if none.
+  std::optional<server::cluster::Assignment> assignment_of(uint32_t stream, uint32_t topic,
+                                                           uint32_t partition);
   // A client connected to the node and logged in as iggy/iggy; nullptr on failure.
   std::unique_ptr<client::Client> connect(uint32_t id);
   // The link address the node registered in etcd; empty when it has none (yet).

@@ -65,8 +65,7 @@ class HarkdMoves : public ::testing::Test {
     ASSERT_TRUE(range.ok() && range->kvs.size() == 1);
     auto assignment = server::cluster::decode_assignment(range->kvs[0].value);
     ASSERT_TRUE(assignment.has_value());
-    assignment->node = to;
-    assignment->epoch++;
+    *assignment = server::cluster::single_replica(to, assignment->epoch + 1, assignment->by);
     ASSERT_TRUE((*etcd)->put(key, server::cluster::encode_assignment(*assignment), 0).ok());
   }
 

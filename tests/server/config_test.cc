@@ -271,6 +271,33 @@ TEST(LoadConfig, LinkTlsTakesAllThreeReadableFilesInClusterModeOnly) {
   }
 }
 
+TEST(LoadConfig, MinReplicationFactorIsThreeInClusterModeOneAloneAndAboveOneNeedsACluster) {
+  const char* etcd = "http://127.0.0.1:2379";
+  EXPECT_EQ(load({}).options.min_replication_factor_or_default(), 1);
+  const ParsedFlags cluster = load({"--etcd", etcd});
+  ASSERT_EQ(cluster.outcome, ParsedFlags::Outcome::run) << cluster.error;
+  EXPECT_EQ(cluster.options.min_replication_factor_or_default(), 3);
+  EXPECT_EQ(cluster.options.replica_replace_after, std::chrono::minutes(5));
+  const ParsedFlags set =
+      load({"--etcd", etcd, "--min-replication-factor", "2", "--replica-replace-after", "90s"});
+  ASSERT_EQ(set.outcome, ParsedFlags::Outcome::run) << set.error;
+  EXPECT_EQ(set.options.min_replication_factor_or_default(), 2);
+  EXPECT_EQ(set.options.replica_replace_after, std::chrono::seconds(90));
+  const TempFile printed(print_config(set.options));
+  const ParsedFlags again = load({"--config", printed.path().c_str()});
+  EXPECT_EQ(again.options.min_replication_factor, 2);
+  EXPECT_EQ(again.options.replica_replace_after, std::chrono::seconds(90));
+  EXPECT_EQ(load({"--min-replication-factor", "1"}).outcome, ParsedFlags::Outcome::run);
+  const ParsedFlags alone = load({"--min-replication-factor", "3"});
+  ASSERT_EQ(alone.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(alone.error.find("needs cluster mode"), std::string::npos) << alone.error;
+  const ParsedFlags too_many = load({"--etcd", etcd, "--min-replication-factor", "256"});
+  ASSERT_EQ(too_many.outcome, ParsedFlags::Outcome::error);
+  EXPECT_NE(too_many.error.find("cluster.min_replication_factor"), std::string::npos);
+  EXPECT_EQ(load({"--etcd", etcd, "--replica-replace-after", "0"}).outcome,
+            ParsedFlags::Outcome::error);
+}
+
 TEST(LoadConfig, AClassicDefaultWaitNeedsAScopeAndListsReadBack) {
   const ParsedFlags unscoped = load({"--classic-default-wait", "2s"});
   ASSERT_EQ(unscoped.outcome, ParsedFlags::Outcome::error);

@@ -126,7 +126,13 @@ void Coordinator::run(MetadataCommand& command) {
     return;
   }
   JournalEntry entry{.sequence = sequence, .records = records_, .adopted = adopted != 0};
-  for (const auto& cell : change_.created) entry.created.push_back(cell->key);
+  for (const auto& cell : change_.created) {
+    const Result<const TopicEntry*> topic = change_.catalog->topic(
+        NameOrId::id(cell->key.stream.value()), NameOrId::id(cell->key.topic.value()));
+    entry.created.push_back(
+        {.key = cell->key,
+         .replication_factor = topic.ok() ? (*topic)->settings.replication_factor : uint8_t{1}});
+  }
   for (const auto& cell : change_.removed) entry.removed.push_back(cell->key);
   phase_ = Phase::journaling;
   journal_.append(shard_.reactor(), entry, *this);

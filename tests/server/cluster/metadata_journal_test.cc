@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,10 +150,12 @@ class MetadataJournalTest : public ::testing::Test {
     return get.streams;
   }
 
-  bool has_key(const std::string& key) {
+  bool has_key(const std::string& key) { return value_of(key).has_value(); }
+  std::optional<std::string> value_of(const std::string& key) {
     auto client = etcd_.client();
     const auto read = client->range(key, false);
-    return read.ok() && !read->kvs.empty();
+    if (!read.ok() || read->kvs.empty()) return std::nullopt;
+    return read->kvs[0].value;
   }
 
   uint64_t snapshot_entries_ = 0;  // BrokerOptions::metadata_snapshot_entries; 0: never.
@@ -268,9 +271,13 @@ TEST_F(MetadataJournalTest, ATopicsPartitionsAreRequestedWithItsEntryAndReleased
   topic.stream = core::NameOrId::id(0);
   topic.name = "t";
   topic.settings.partitions_count = 3;
+  topic.settings.replication_factor = 2;
   ASSERT_TRUE(run(1, topic).ok());
   for (int p = 0; p < 3; p++) {
-    EXPECT_TRUE(has_key("/hark/test/partitions/0/0/" + std::to_string(p))) << p;
+    // Each request names its topic's replication factor, for the controller to place.
+    const auto request = value_of("/hark/test/partitions/0/0/" + std::to_string(p));
+    ASSERT_TRUE(request.has_value()) << p;
+    EXPECT_EQ(decode_partition_request(*request), 2u) << *request;
   }
   step();  // The controller (node 1) assigns them.
   EXPECT_TRUE(has_key("/hark/test/assignments/0/0/2"));
