@@ -1,5 +1,7 @@
 #pragma once
 
+#include <span>
+
 #include "hark/core/base/intrusive_list.h"
 #include "hark/core/base/result.h"
 #include "hark/core/base/units.h"
@@ -36,5 +38,12 @@ class CommitListener {
  protected:
   ~CommitListener() = default;
 };
+
+// The replication rule (docs/cluster.md §Replication): the largest offset below which a
+// majority of `durable_ends` (one per member of a replica set, the leader's first, at most
+// PartitionLog::replicas_max) hold every message — the (n/2 + 1)-th largest end — and never
+// beyond the leader's own durable end. One member: its own end. Requires: 1 <= size <=
+// PartitionLog::replicas_max.
+Offset quorum_end(std::span<const Offset> durable_ends);
 
 }  // namespace hark::storage

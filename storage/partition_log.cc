@@ -59,9 +59,10 @@ void PartitionLog::finish_append(uint64_t bytes, uint32_t count) {
   appended_end_ += count;
   writer_.appended(bytes);
   HARK_ASSERT(segment.last_offset() + 1 == appended_end_);
-  // The commit point: under `memory` the batch is readable from here; otherwise the writer starts
-  // its write now and log_progressed() moves the commit point once it is on disk.
-  if (options_.durability == Durability::memory) advance_commit(appended_end_);
+  // The durable end: under `memory` the batch counts as durable from here; otherwise the writer
+  // starts its write now and log_progressed() moves the durable end once it is on disk. The
+  // commit point follows (advance_durable()).
+  if (options_.durability == Durability::memory) advance_durable(appended_end_);
 }
 
 Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, uint32_t count) {
@@ -86,7 +87,7 @@ Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, u
 
 Status PartitionLog::restart_empty_at(Offset start) {
   while (!segments_.empty()) HARK_TRY(remove_segment_front());
-  next_offset_ = appended_end_ = start;
+  next_offset_ = appended_end_ = durable_end_ = ends_[0] = start;
   HARK_TRY(add_segment(start));
   HARK_LOG_INFO("partition %s: empty, restarted at offset %u for a stored copy", options_.directory,
                 start.value());
@@ -122,29 +123,50 @@ Result<AppendResult> PartitionLog::append_stored(std::span<const std::byte> mess
       .first = batch.first, .count = count, .bytes = batch.bytes, .timestamp = batch.timestamp};
 }
 
-void PartitionLog::read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done) {
-  HARK_ASSERT(open_);
-  const auto [segment, entry] = count == 0 ? std::pair<const Segment*, size_t>() : locate(start);
-  if (segment == nullptr) {
-    done.read_done(ReadView());
-  } else if (segment->index[entry].position >= segment->memory_position) {
-    done.read_done(read_from_memory(*segment, entry, count, bytes_max));
-  } else {
-    read_from_disk(*segment, entry, count, bytes_max, done);
+Offset PartitionLog::read_end(ReadBound bound) const {
+  return bound == ReadBound::committed ? next_offset_ : appended_end_;
+}
+
+void PartitionLog::served(const ReadView& view, ReadBound bound) {
+  // Bytes past the commit point handed out from memory must never be written over, even if a
+  // failed write rolls them back (roll_back_to()).
+  if (bound == ReadBound::appended && !view.empty()) {
+    served_end_ = std::max(served_end_, view.last() + 1);
   }
 }
 
-std::optional<ReadView> PartitionLog::read_memory(Offset start, uint32_t count,
-                                                  uint64_t bytes_max) const {
+void PartitionLog::read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done,
+                        ReadBound bound) {
   HARK_ASSERT(open_);
-  const auto [segment, entry] = count == 0 ? std::pair<const Segment*, size_t>() : locate(start);
-  if (segment == nullptr) return ReadView();
-  if (segment->index[entry].position < segment->memory_position) return std::nullopt;
-  return read_from_memory(*segment, entry, count, bytes_max);
+  const Offset end = read_end(bound);
+  const auto [segment, entry] =
+      count == 0 ? std::pair<const Segment*, size_t>() : locate(start, end);
+  if (segment == nullptr) {
+    done.read_done(ReadView());
+  } else if (segment->index[entry].position >= segment->memory_position) {
+    ReadView view = read_from_memory(*segment, entry, count, bytes_max, end);
+    served(view, bound);
+    done.read_done(std::move(view));
+  } else {
+    read_from_disk(*segment, entry, count, bytes_max, end, done);
+  }
 }
 
-std::pair<const Segment*, size_t> PartitionLog::locate(Offset start) const {
-  if (start >= next_offset_) return {nullptr, 0};
+std::optional<ReadView> PartitionLog::read_memory(Offset start, uint32_t count, uint64_t bytes_max,
+                                                  ReadBound bound) {
+  HARK_ASSERT(open_);
+  const Offset end = read_end(bound);
+  const auto [segment, entry] =
+      count == 0 ? std::pair<const Segment*, size_t>() : locate(start, end);
+  if (segment == nullptr) return ReadView();
+  if (segment->index[entry].position < segment->memory_position) return std::nullopt;
+  ReadView view = read_from_memory(*segment, entry, count, bytes_max, end);
+  served(view, bound);
+  return view;
+}
+
+std::pair<const Segment*, size_t> PartitionLog::locate(Offset start, Offset end) const {
+  if (start >= end) return {nullptr, 0};
   // The last segment starting at or before `start`; a start in a gap (or below the first
   // retained offset) moves on to the next message that exists.
   auto it =
@@ -155,14 +177,14 @@ std::pair<const Segment*, size_t> PartitionLog::locate(Offset start) const {
     const size_t entry = (*it)->find(start);
     if (entry == (*it)->index.size()) continue;
     // A start in a gap may land on a message that is not committed yet.
-    if ((*it)->offset_of((*it)->index[entry]) >= next_offset_) break;
+    if ((*it)->offset_of((*it)->index[entry]) >= end) break;
     return {it->get(), entry};
   }
   return {nullptr, 0};
 }
 
 ReadView PartitionLog::read_from_memory(const Segment& segment, size_t entry, uint32_t count,
-                                        uint64_t bytes_max) const {
+                                        uint64_t bytes_max, Offset end_offset) const {
   const uint64_t position = segment.index[entry].position;
   const ChunkSlot* slot = segment.slot_at(position);
   HARK_ASSERT(slot != nullptr);
@@ -170,9 +192,9 @@ ReadView PartitionLog::read_from_memory(const Segment& segment, size_t entry, ui
   uint64_t bytes = 0;
   uint32_t taken = 0;
   // Messages in a chunk are contiguous and were stamped by us: their sizes come from the index.
-  // Uncommitted messages are never served.
+  // Nothing past `end_offset` is served (the commit point, or a follower's appended end).
   for (size_t i = entry; i < segment.index.size() && taken < count; i++) {
-    if (segment.offset_of(segment.index[i]) >= next_offset_) break;
+    if (segment.offset_of(segment.index[i]) >= end_offset) break;
     const uint64_t end = segment.entry_end(i);
     if (end > slot_end) break;
     const uint64_t size = end - segment.index[i].position;
@@ -187,7 +209,7 @@ ReadView PartitionLog::read_from_memory(const Segment& segment, size_t entry, ui
 }
 
 void PartitionLog::read_from_disk(const Segment& segment, size_t entry, uint32_t count,
-                                  uint64_t bytes_max, ReadCompletion& done) {
+                                  uint64_t bytes_max, Offset end_offset, ReadCompletion& done) {
   const uint64_t position = segment.index[entry].position;
   uint64_t bytes = 0;
   uint32_t taken = 0;
@@ -195,7 +217,7 @@ void PartitionLog::read_from_disk(const Segment& segment, size_t entry, uint32_t
   // the reader's checks cut off.
   for (size_t i = entry; i < segment.index.size() && taken < count; i++) {
     if (segment.index[i].position >= segment.memory_position) break;
-    if (segment.offset_of(segment.index[i]) >= next_offset_) break;
+    if (segment.offset_of(segment.index[i]) >= end_offset) break;
     const uint64_t end = std::min(segment.entry_end(i), segment.memory_position);
     const uint64_t size = end - segment.index[i].position;
     if (taken > 0 && bytes + size > bytes_max) break;
@@ -213,7 +235,7 @@ void PartitionLog::read_from_disk(const Segment& segment, size_t entry, uint32_t
                                              .bytes = bytes,
                                              .first = segment.offset_of(segment.index[entry]),
                                              .count = taken,
-                                             .end = next_offset_},
+                                             .end = end_offset},
                done);
 }
 

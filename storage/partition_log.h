@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -22,6 +23,10 @@
 #include "hark/storage/segment_recovery.h"
 
 namespace hark::storage {
+
+// What a read may return (PartitionLog::read): committed messages (what consumers see), or
+// everything appended, committed or not (a follower's fetch, docs/cluster.md §Replication).
+enum class ReadBound : uint8_t { committed, appended };
 
 struct AppendResult {
   Offset first;          // Offset of the batch's first message.
@@ -52,6 +57,14 @@ struct LogEnvironment {
 // first_offset() see committed messages only. Outside `memory` a failed write or sync rolls
 // every uncommitted batch back (memory and file) and fails their CommitCompletions. Every
 // advance is told to the CommitListener, then to the CommitCompletions it satisfies.
+//
+// Replication (docs/cluster.md §Replication, Built: the core side). Three ends: the appended
+// end (append() moves it), the local durable end (what the writes above made durable on this
+// log's disk) and the commit point, which is one rule for every log: quorum_end() of the
+// durable ends of the replica set's members — this log's own (counted only once durable) and
+// those its followers report — capped by the leader's commit point when this log follows one.
+// A log opens as the only member of its set and uncapped: its commit point is its durable
+// end, as without replication.
 // Reads hand out ReadViews that reference immutable chunks (docs/architecture.md §storage).
 //
 // Lifecycle: open() -> (append | read | ...)* -> close(). The destructor closes if needed.
@@ -99,11 +112,43 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // under `memory`). Requires: `end` is at most the end of what was appended, and not
   // below the `end` of a completion still waiting (appends come in order).
   void when_committed(Offset end, CommitCompletion& done);
+  // The same once every message below `end` is durable on this log (its durable end passed it),
+  // whatever the commit point: a follower's stored copy is acknowledged to its fetcher there.
+  void when_durable(Offset end, CommitCompletion& done);
   // Optional; hears every commit advance. Must outlive the log (or be reset to null first).
   void set_commit_listener(CommitListener* listener) { listener_ = listener; }
 
   // The commit point: the exclusive end of committed messages.
   Offset next_offset() const { return next_offset_; }
+  // The exclusive end of what this log's own writes made durable (per durability mode).
+  Offset durable_end() const { return durable_end_; }
+
+  // Replication. At most this many members in a replica set (the log and its followers).
+  static constexpr uint32_t replicas_max = 7;
+  // Leads a replica set of `members` (this log and members - 1 followers, whose durable ends
+  // start at 0 until report_durable()), uncapped. 1 is every log's default. The commit point
+  // never goes back: it holds until the rule passes it. Error: invalid_replication_factor
+  // (0 or more than replicas_max).
+  Status lead(uint32_t members);
+  // Follows a leader: the only member of its set, capped at the leader's commit point, which
+  // starts at this log's commit point and rises with learn_commit().
+  void follow();
+  // Leader: follower `member` (1 .. replicas() - 1) holds every message below `end` durably
+  // (its fetch from `end`). Ends only rise (a lower one is ignored). Errors:
+  // invalid_replication_factor (no such member), invalid_offset (past appended_end(): the
+  // follower holds what this log does not, as after a roll-back; it must truncate).
+  Status report_durable(uint32_t member, Offset end);
+  // Follower: the leader's commit point, from a fetch's answer (a lower one is ignored).
+  void learn_commit(Offset leader_commit);
+  uint32_t replicas() const { return members_; }
+  bool following() const { return commit_cap_ != Offset(UINT64_MAX); }
+  // Drops every message at or after `end` from memory and the files (a follower after a leader
+  // change cuts what the new leader's epoch does not hold). Everything appended is written and
+  // synced first, so a restart recovers the truncated log; completions waiting past `end` get
+  // invalid_offset. Drives the reactor: never call from a completion. Errors: invalid_offset
+  // (`end` below the commit point, which never goes back, or past appended_end()), a write
+  // failure.
+  Status truncate(Offset end);
   // The end of what was appended (committed or not): the offset the next message gets.
   Offset appended_end() const { return appended_end_; }
   // The server timestamp of the last batch appended (committed or not); 0 before any.
@@ -129,13 +174,17 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // end: callers wanting more read again from last() + 1. Calls `done.read_done()` once:
   // before returning when the bytes are in memory, else from a ring completion on this shard.
   // An empty view when start >= next_offset() or count == 0. Errors: cannot_read_file,
-  // invalid_message_checksum (damage found on disk; never served).
-  void read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done);
+  // invalid_message_checksum (damage found on disk; never served). With ReadBound::appended
+  // next_offset() is replaced by appended_end() (a follower's fetch); those bytes are never
+  // reused, even if a failed write rolls them back.
+  void read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done,
+            ReadBound bound = ReadBound::committed);
 
   // read() without I/O: the same view when the first message at or after `start` is in memory,
   // nullopt when it would have to come from disk. For the owner's read at wake-up, which must
   // not wait (docs/architecture.md §4).
-  std::optional<ReadView> read_memory(Offset start, uint32_t count, uint64_t bytes_max) const;
+  std::optional<ReadView> read_memory(Offset start, uint32_t count, uint64_t bytes_max,
+                                      ReadBound bound = ReadBound::committed);
 
   // The first offset whose message timestamp is >= `timestamp`, or the offset the next
   // appended message gets if none. It may not be committed yet (every policy but `memory`): a
@@ -198,11 +247,14 @@ class PartitionLog final : private internal::LogWriter::Observer {
   void finish_append(uint64_t bytes, uint32_t count);
   // Where `start` is: the segment and index entry of the first message at or after it, or
   // nullptr when there is none.
-  std::pair<const internal::Segment*, size_t> locate(Offset start) const;
+  std::pair<const internal::Segment*, size_t> locate(Offset start, Offset end) const;
+  // The end a read with `bound` stops at; remembers an appended read's end (served_end_).
+  Offset read_end(ReadBound bound) const;
+  void served(const ReadView& view, ReadBound bound);
   ReadView read_from_memory(const internal::Segment& segment, size_t entry, uint32_t count,
-                            uint64_t bytes_max) const;
+                            uint64_t bytes_max, Offset end) const;
   void read_from_disk(const internal::Segment& segment, size_t entry, uint32_t count,
-                      uint64_t bytes_max, ReadCompletion& done);
+                      uint64_t bytes_max, Offset end, ReadCompletion& done);
   // LogWriter::Observer: outside `memory`, commits on a .log write (`always`: sync) and rolls
   // back on a failure.
   void log_progressed() override;
@@ -211,11 +263,19 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // The end of what the commit point may cover: the whole messages in each segment's written
   // prefix (synced prefix under `always`).
   Offset commit_end() const;
+  // The local durable end moved to `end`: the commit point follows the rule.
+  void advance_durable(Offset end);
+  // The replication rule: quorum_end() of the members' durable ends, capped (see the class).
+  Offset quorum_commit() const;
   void advance_commit(Offset end);
-  // Completes, in order, the waiting CommitCompletions whose end is at most `up_to`.
+  // Completes, in order, the CommitCompletions waiting in `waiters` whose end is at most `up_to`.
+  static void finish_commits(IntrusiveList<CommitCompletion, CommitTag>& waiters, Offset up_to,
+                             Status status);
   void finish_commits(Offset up_to, Status status);
   // Drops every uncommitted message from memory and, as far as it can, from the files.
   void roll_back();
+  // Drops every message at or after `cut` (>= the commit point), as roll_back() does.
+  void roll_back_to(Offset cut);
   void roll_back_segment(internal::Segment& segment, size_t keep_entries);
 
   std::unique_ptr<Disk> owned_disk_;  // Set by the reactor overload of open().
@@ -235,10 +295,17 @@ class PartitionLog final : private internal::LogWriter::Observer {
   Offset read_file_start_;
   IdGenerator ids_;
   CommitListener* listener_ = nullptr;
-  IntrusiveList<CommitCompletion, CommitTag> commit_waiters_;  // By end, increasing.
-  Offset next_offset_;                                         // Committed end.
-  Offset appended_end_;  // Offset the next appended message gets (== next_offset_ unless
-                         // batches wait for their write or fdatasync).
+  IntrusiveList<CommitCompletion, CommitTag> commit_waiters_;   // By end, increasing.
+  IntrusiveList<CommitCompletion, CommitTag> durable_waiters_;  // By end, increasing.
+  Offset next_offset_;                                          // Committed end.
+  Offset durable_end_;  // What this log's own writes made durable.
+  // The replica set: durable ends of its members, this log's first (== durable_end_).
+  std::array<Offset, replicas_max> ends_{};
+  uint32_t members_ = 1;
+  Offset commit_cap_{UINT64_MAX};  // A follower's: the leader's commit point it learned.
+  Offset served_end_;              // The end of what an appended read handed out.
+  Offset appended_end_;            // Offset the next appended message gets (== next_offset_ unless
+                                   // batches wait for their write or fdatasync).
   UnixMicros last_timestamp_ = 0;
   uint64_t epoch_ = 0;
   bool open_ = false;

@@ -1,7 +1,11 @@
-// PartitionLog's commit point: advancing it (at append under `memory`, else when a write or,
-// under `always`, an fdatasync completes), the producers waiting for it, and rolling back what a
-// failed write or sync leaves uncommitted.
+// PartitionLog's commit point: the durable end (at append under `memory`, else when a write or,
+// under `always`, an fdatasync completes), the replication rule that turns the members' durable
+// ends into the commit point, the producers waiting for either, rolling back what a failed write
+// or sync leaves uncommitted, and a follower's truncation.
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <span>
 
 #include "hark/core/base/log.h"
 #include "hark/storage/partition_log.h"
@@ -24,6 +28,76 @@ void PartitionLog::when_committed(Offset end, CommitCompletion& done) {
   commit_waiters_.push_back(done);
 }
 
+void PartitionLog::when_durable(Offset end, CommitCompletion& done) {
+  HARK_ASSERT(end <= appended_end_);
+  if (end <= durable_end_) {
+    done.committed(ok_status());
+    return;
+  }
+  HARK_ASSERT(durable_waiters_.empty() || durable_waiters_.back().end_ <= end);
+  done.end_ = end;
+  durable_waiters_.push_back(done);
+}
+
+Offset quorum_end(std::span<const Offset> durable_ends) {
+  HARK_ASSERT(!durable_ends.empty() && durable_ends.size() <= PartitionLog::replicas_max);
+  std::array<Offset, PartitionLog::replicas_max> sorted{};
+  std::copy(durable_ends.begin(), durable_ends.end(), sorted.begin());
+  const auto end = sorted.begin() + static_cast<std::ptrdiff_t>(durable_ends.size());
+  // A majority is n/2 + 1 members: the (n/2 + 1)-th largest end is held by that many.
+  const auto majority = sorted.begin() + static_cast<std::ptrdiff_t>(durable_ends.size() / 2);
+  std::nth_element(sorted.begin(), majority, end, std::greater<>());
+  // The leader counts only once durable itself: followers alone never commit past it.
+  return std::min(*majority, durable_ends.front());
+}
+
+Offset PartitionLog::quorum_commit() const {
+  return std::min(quorum_end(std::span(ends_).first(members_)), commit_cap_);
+}
+
+void PartitionLog::advance_durable(Offset end) {
+  if (end <= durable_end_) return;
+  HARK_ASSERT(end <= appended_end_);
+  durable_end_ = ends_[0] = end;
+  finish_commits(durable_waiters_, durable_end_, ok_status());
+#ifdef HARK_MUTANT_ACK_AT_LOCAL_WRITE
+  finish_commits(commit_waiters_, durable_end_, ok_status());  // Planted bug: no quorum.
+#endif
+#ifdef HARK_MUTANT_WAKE_AT_LOCAL_WRITE
+  if (listener_ != nullptr) listener_->commit_advanced(durable_end_);  // Planted bug: no quorum.
+#endif
+  advance_commit(quorum_commit());
+}
+
+Status PartitionLog::lead(uint32_t members) {
+  if (members == 0 || members > replicas_max) return Error::invalid_replication_factor;
+  members_ = members;
+  std::fill(ends_.begin() + 1, ends_.end(), Offset(0));
+  commit_cap_ = Offset(UINT64_MAX);
+  advance_commit(quorum_commit());
+  return ok_status();
+}
+
+void PartitionLog::follow() {
+  members_ = 1;
+  commit_cap_ = next_offset_;
+}
+
+Status PartitionLog::report_durable(uint32_t member, Offset end) {
+  if (member == 0 || member >= members_) return Error::invalid_replication_factor;
+  if (end > appended_end_) return Error::invalid_offset;
+  if (end <= ends_[member]) return ok_status();
+  ends_[member] = end;
+  advance_commit(quorum_commit());
+  return ok_status();
+}
+
+void PartitionLog::learn_commit(Offset leader_commit) {
+  if (!following() || leader_commit <= commit_cap_) return;
+  commit_cap_ = leader_commit;
+  advance_commit(quorum_commit());
+}
+
 void PartitionLog::advance_commit(Offset end) {
   if (end <= next_offset_) return;
   HARK_ASSERT(end <= appended_end_);
@@ -31,15 +105,25 @@ void PartitionLog::advance_commit(Offset end) {
   // Readers first (the listener wakes parked polls), then the producers: both follow the
   // commit, and a consumer may see a message before its producer hears of it, never before it
   // is durable.
+#ifdef HARK_MUTANT_WAKE_AT_LOCAL_WRITE
+  if (listener_ != nullptr) listener_->commit_advanced(std::max(next_offset_, durable_end_));
+#else
   if (listener_ != nullptr) listener_->commit_advanced(next_offset_);
-  finish_commits(next_offset_, ok_status());
+#endif
+  finish_commits(commit_waiters_, next_offset_, ok_status());
+}
+
+void PartitionLog::finish_commits(IntrusiveList<CommitCompletion, CommitTag>& waiters, Offset up_to,
+                                  Status status) {
+  while (!waiters.empty() && waiters.front().end_ <= up_to) {
+    CommitCompletion* done = waiters.pop_front();
+    done->committed(status);
+  }
 }
 
 void PartitionLog::finish_commits(Offset up_to, Status status) {
-  while (!commit_waiters_.empty() && commit_waiters_.front().end_ <= up_to) {
-    CommitCompletion* done = commit_waiters_.pop_front();
-    done->committed(status);
-  }
+  finish_commits(durable_waiters_, up_to, status);
+  finish_commits(commit_waiters_, up_to, status);
 }
 
 Offset PartitionLog::commit_end() const {
@@ -63,7 +147,7 @@ Offset PartitionLog::commit_end() const {
 
 void PartitionLog::log_progressed() {
   if (options_.durability == Durability::memory) return;
-  advance_commit(commit_end());
+  advance_durable(commit_end());
   // A settled sealed segment keeps its files until a message after it is committed (a failed
   // commit could make it active again): that may be this one.
   close_settled_files();
@@ -80,9 +164,12 @@ void PartitionLog::writes_failed(Error error) {
   finish_commits(Offset(UINT64_MAX), error);
 }
 
-void PartitionLog::roll_back() {
-  // Segments holding nothing committed go whole (a roll made them for uncommitted batches).
-  while (segments_.size() > 1 && segments_.back()->start >= next_offset_) {
+void PartitionLog::roll_back() { roll_back_to(next_offset_); }
+
+void PartitionLog::roll_back_to(Offset cut) {
+  HARK_ASSERT(cut >= next_offset_);
+  // Segments holding nothing kept go whole (a roll made them for the batches cut).
+  while (segments_.size() > 1 && segments_.back()->start >= cut) {
     internal::Segment& segment = *segments_.back();
     writer_.removed(segment);
     segment.release_chunks(accounts_);
@@ -91,16 +178,47 @@ void PartitionLog::roll_back() {
     segments_.back()->sealed = false;
   }
   internal::Segment& active = *segments_.back();
-  roll_back_segment(active, active.find(next_offset_));
-  appended_end_ = next_offset_;
+  roll_back_segment(active, active.find(cut));
+  // A follower may hold the bytes cut (an appended read): they are never written over, so new
+  // appends go to a fresh chunk (the block they share copied).
+  if (served_end_ > cut && !active.chunks.empty()) {
+    active.add_chunk(options_.chunk_bytes, accounts_);
+  }
+  appended_end_ = cut;
+  served_end_ = std::min(served_end_, cut);
+  durable_end_ = std::min(durable_end_, cut);
+  // Followers holding more than this log must truncate (report_durable() refuses their ends).
+  for (Offset& end : ends_) end = std::min(end, cut);
+}
+
+Status PartitionLog::truncate(Offset end) {
+  HARK_ASSERT(open_);
+  if (end < next_offset_ || end > appended_end_) return Error::invalid_offset;
+  if (end == appended_end_) return ok_status();
+  // Nothing in flight, everything written and synced: only then may the files be cut.
+  HARK_TRY(writer_.drain(true));
+  if (end < next_offset_) return Error::invalid_offset;  // The drain's writes committed it.
+  HARK_LOG_INFO("partition %s: truncated to offset %u (was %u)", options_.directory, end.value(),
+                appended_end_.value());
+  roll_back_to(end);
+  const internal::Segment& active = *segments_.back();
+  if (!active.empty()) last_timestamp_ = active.index.back().timestamp;
+  for (auto* waiters : {&durable_waiters_, &commit_waiters_}) {
+    while (!waiters->empty() && waiters->back().end_ > end) {
+      CommitCompletion& done = waiters->back();
+      waiters->remove(done);
+      done.committed(Error::invalid_offset);
+    }
+  }
+  return ok_status();
 }
 
 void PartitionLog::roll_back_segment(internal::Segment& segment, size_t keep_entries) {
   const uint64_t cut = keep_entries < segment.index.size() ? segment.index[keep_entries].position
                                                            : segment.size_bytes;
-  // Bytes below the cut are committed, so written (synced where eviction waits for the sync),
-  // so never evicted above it.
-  HARK_ASSERT(segment.memory_position <= cut);
+  // Bytes below the commit point are written (synced where eviction waits for the sync); bytes
+  // above it may be too (a replicated log commits after its own write) and evicted: then every
+  // chunk left starts past the cut and goes below.
   const uint64_t written = std::min(segment.written_bytes, cut);
   const uint64_t synced = std::min(segment.synced_bytes, cut);
   accounts_.unwritten_bytes -= (segment.size_bytes - segment.written_bytes) - (cut - written);

@@ -141,6 +141,7 @@ Status PartitionLog::recover() {
   segments_.back()->sealed = false;
   const internal::Segment& last = *segments_.back();
   next_offset_ = appended_end_ = last.empty() ? last.start : last.last_offset() + 1;
+  durable_end_ = ends_[0] = next_offset_;
   if (options_.durability == Durability::always) {
     // What a killed process left may still be only in the page cache: make it durable before
     // it is served as committed (a clean file syncs at no cost).
