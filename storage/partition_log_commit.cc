@@ -59,7 +59,6 @@ void PartitionLog::advance_durable(Offset end) {
   if (end <= durable_end_) return;
   HARK_ASSERT(end <= appended_end_);
   durable_end_ = ends_[0] = end;
-  finish_commits(durable_waiters_, durable_end_, ok_status());
 #ifdef HARK_MUTANT_ACK_AT_LOCAL_WRITE
   finish_commits(commit_waiters_, durable_end_, ok_status());  // Planted bug: no quorum.
 #endif
@@ -67,6 +66,9 @@ void PartitionLog::advance_durable(Offset end) {
   if (listener_ != nullptr) listener_->commit_advanced(durable_end_);  // Planted bug: no quorum.
 #endif
   advance_commit(quorum_commit());
+  // After the commit point: with one member a stored copy's completion (a move) then follows
+  // the commit, as a send's does.
+  finish_commits(durable_waiters_, durable_end_, ok_status());
 }
 
 Status PartitionLog::lead(uint32_t members) {

@@ -51,8 +51,10 @@ class Append : public PartitionOperation, private storage::CommitCompletion {
 // append_stored): offsets, timestamps, ids, headers and payloads are kept byte for byte. The
 // batch must start at the partition's end (an empty partition starts at the batch's first
 // offset); otherwise invalid_offset (4100) and nothing is written. `messages` must stay valid
-// and unchanged until done(). Answered once the batch commits, as Append (durability `always`:
-// its fdatasync); parked polls it satisfies are woken.
+// and unchanged until done(). Answered once the batch is durable on this partition (durability
+// `always`: its fdatasync): on a partition without replication that is its commit, and parked
+// polls it satisfies are woken; on a follower (Replicate) the commit follows the leader's.
+// A replicated leader refuses it (11001): its followers copy from it.
 class AppendStored : public PartitionOperation, private storage::CommitCompletion {
  public:
   NameOrId stream;
@@ -102,6 +104,8 @@ struct PollResult {
   // The shard that owns the partition, for a poll of one partition (not a group member's
   // tour of its assignment): see Append::owner_shard.
   std::optional<ShardId> owner_shard;
+  // A follower's fetch (Poll::replica): the leader's commit point when it was answered.
+  uint64_t commit_end = 0;
 };
 
 //
@@ -129,7 +133,16 @@ class Poll : public Operation {
   uint32_t count = 1;
   Duration wait = Duration(0);  // Clamped to BrokerOptions::max_wait.
   uint32_t min_messages = 1;    // Parked polls wake when this many are committed.
-  PollResult result;            // Out.
+  // Set: a follower's fetch (core/broker/replication_operations.h) from `value`, its durable
+  // end, which the leader takes as its acknowledgement of everything below. It reads up to the
+  // leader's appended end, written or not, committed or not; parked, it is woken by the next
+  // append (not the next commit); its result carries the leader's commit point. Requires
+  // `from` offset and a consumer poll. Errors: shard_communication_error (11001) when the
+  // partition is not the leader of `epoch`; invalid_replication_factor (2018) for no such
+  // member; invalid_offset (4100) for a `value` past the appended end (the follower holds
+  // what the leader does not: it truncates to its commit point).
+  std::optional<ReplicaFetch> replica;
+  PollResult result;  // Out.
 
  private:
   friend class internal::PollJob;

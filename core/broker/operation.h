@@ -123,6 +123,15 @@ struct ConsumerRef {
 // Where a poll starts (docs/long-polling.md §When a poll parks): the same values as Iggy's wire.
 enum class PollFrom : uint8_t { offset = 1, timestamp = 2, first = 3, last = 4, next = 5 };
 
+// Replication (core/broker/replication_operations.h): a partition's role in its leader epoch.
+enum class ReplicaRole : uint8_t { leader, follower };
+// A follower's fetch (Poll::replica): which member of the replica set (1 .. replicas - 1) asks,
+// in which leader epoch.
+struct ReplicaFetch {
+  uint32_t member = 0;
+  uint64_t epoch = 0;
+};
+
 // Which partition of a topic an append goes to.
 struct Partitioning {
   enum class Kind : uint8_t {

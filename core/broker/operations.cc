@@ -430,7 +430,7 @@ void AppendStored::at_owner(BrokerShard& shard, internal::Partition& owner) {
     return;
   }
   appended = *result;
-  owner.log().when_committed(appended.first + appended.count, *this);
+  owner.log().when_durable(appended.first + appended.count, *this);
 }
 
 void AppendStored::committed(Status status) {

@@ -117,6 +117,7 @@ void BrokerShard::close_owned(const PartitionKey& key, AbortReason reason, Error
   owned_.erase(found);
   owned_order_.erase(key);
   waits_.release(partition->cell(), reason);
+  waits_.release(partition->cell().appended, reason);  // Followers' fetches too.
   refuse_held(*partition, held);
   partition->close();
 }
@@ -229,6 +230,7 @@ Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
       std::make_unique<Partition>(waits_, cell, std::move(log).value(), std::move(offsets).value(),
                                   broker_.options().poll_bytes_max);
   waits_.adopt(*cell, partition.get());
+  waits_.adopt(cell->appended, &partition->appended_hook());
   owned_[cell->key] = std::move(partition);
   owned_order_.insert(cell->key);
   arm_retention();
@@ -374,6 +376,7 @@ void BrokerShard::release_partitions() {
   shutting_down_ = true;
   for (auto& [key, partition] : owned_) {
     waits_.release(partition->cell(), AbortReason::shutdown);
+    waits_.release(partition->cell().appended, AbortReason::shutdown);
     refuse_held(*partition, Error::shard_communication_error);
   }
 }

@@ -25,12 +25,16 @@ namespace hark::core::internal {
 class PartitionCell final : public CommitPoint, public RefCounted {
  public:
   PartitionCell(PartitionKey partition_key, ShardId owner, UnixMicros created)
-      : CommitPoint(owner), key(partition_key), created_at(created) {}
+      : CommitPoint(owner), appended(owner), key(partition_key), created_at(created) {}
 
   PartitionInfo info() const;
   // Iggy's current_offset: the last offset, 0 when empty.
   uint64_t current_offset() const;
 
+  // The partition's appended end (written or not, committed or not), published at each append:
+  // where followers' fetches park (docs/cluster.md §Replication, Built: the core side), on the
+  // same machinery as polls on the commit point (the cell itself).
+  CommitPoint appended;
   const PartitionKey key;
   const UnixMicros created_at;
   // Published by the owner (relaxed: figures, not synchronization).

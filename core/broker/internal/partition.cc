@@ -21,6 +21,8 @@ Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
   // A recovered log starts where its data ends; a fresh one at 0.
   cell_->publish(log_->next_offset().value());
   cell_->clear_dirty();
+  cell_->appended.publish(log_->appended_end().value());
+  cell_->appended.clear_dirty();
   publish_figures();
 }
 
@@ -29,20 +31,74 @@ Partition::~Partition() {
   // Released points have no hook any more; one never adopted or not released must not keep
   // a dangling one.
   if (cell_->win_hook() == this) cell_->set_win_hook(nullptr);
+  if (cell_->appended.win_hook() == &appended_hook_) cell_->appended.set_win_hook(nullptr);
 }
 
 Result<storage::AppendResult> Partition::append(std::span<const std::byte> messages,
                                                 uint32_t count) {
+  // A follower holds only what its leader stored: a send goes to the leader (retryable there).
+  if (log_->following()) return Error::shard_communication_error;
   HARK_TRY_ASSIGN(const storage::AppendResult appended, log_->append(messages, count));
+  publish_appended();
   publish_figures();
   return appended;
 }
 
 Result<storage::AppendResult> Partition::append_stored(std::span<const std::byte> messages,
                                                        uint32_t count) {
+  if (log_->replicas() > 1) return Error::shard_communication_error;
   HARK_TRY_ASSIGN(const storage::AppendResult appended, log_->append_stored(messages, count));
+  publish_appended();
   publish_figures();
   return appended;
+}
+
+void Partition::publish_appended() {
+  const uint64_t end = log_->appended_end().value();
+  if (end >= cell_->appended.snapshot().next_offset) {
+    waits_.publish(cell_->appended, end);
+  } else {
+    waits_.reset(cell_->appended, end);  // Rolled back or truncated: fetches parked there end.
+  }
+}
+
+Status Partition::replicate(ReplicaRole role, uint64_t epoch, uint32_t replicas,
+                            Offset leader_commit) {
+  if (epoch < epoch_) return Error::shard_communication_error;
+  const bool follower = role == ReplicaRole::follower;
+  if (follower) {
+    if (epoch != epoch_ || !log_->following()) log_->follow();
+    log_->learn_commit(leader_commit);
+  } else if (epoch != epoch_ || log_->following() || replicas != log_->replicas()) {
+    HARK_TRY(log_->lead(replicas));
+  }
+  epoch_ = epoch;
+  return ok_status();
+}
+
+Status Partition::follower_fetch(const ReplicaFetch& fetch, Offset from) {
+  if (log_->following() || fetch.epoch != epoch_) return Error::shard_communication_error;
+  return log_->report_durable(fetch.member, from);
+}
+
+Status Partition::truncate(Offset end) {
+  HARK_TRY(log_->truncate(end));
+  publish_appended();
+  publish_figures();
+  return ok_status();
+}
+
+void Partition::AppendedHook::on_won(Registration& registration) {
+  HARK_ASSERT(&registration.point() == &partition_.cell_->appended);
+  HARK_ASSERT(registration.read_count() > 0);
+  std::optional<storage::ReadView> view =
+      partition_.log_->read_memory(registration.want(), registration.read_count(),
+                                   partition_.poll_bytes_max_, storage::ReadBound::appended);
+  if (view.has_value()) registration.attach(std::move(*view));
+}
+
+bool Partition::AppendedHook::judge(Registration& /*registration*/) {
+  HARK_UNREACHABLE();  // No condition waits on the appended end.
 }
 
 bool Partition::hold(Append& append) {
@@ -109,6 +165,7 @@ Status Partition::purge(WaitShard& waits) {
   HARK_TRY(log_->purge());
   offsets_->clear();
   waits.reset(*cell_, log_->next_offset().value());
+  waits.reset(cell_->appended, log_->appended_end().value());
   publish_figures();
   return ok_status();
 }

@@ -39,7 +39,25 @@ class Partition final : private storage::CommitListener, public WinHook {
   // end of the loop iteration of the commit.
   Result<storage::AppendResult> append(std::span<const std::byte> messages, uint32_t count);
   // The same for messages another log stored (storage::PartitionLog::append_stored).
+  // shard_communication_error (11001) on a replicated leader: its followers copy from it.
   Result<storage::AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count);
+
+  // Replication (docs/cluster.md §Replication, Built: the core side). Takes `role` in `epoch`:
+  // a leader of `replicas` members (storage::PartitionLog::lead), or a follower
+  // (PartitionLog::follow) that learns `leader_commit`. The same role and epoch again only
+  // learns the commit (a follower) or changes nothing. Errors: shard_communication_error
+  // (11001) for an epoch older than the partition's; invalid_replication_factor (2018).
+  Status replicate(ReplicaRole role, uint64_t epoch, uint32_t replicas, Offset leader_commit);
+  // A follower's fetch from `from` arrives: its durable end, reported to the log. Errors:
+  // shard_communication_error (11001) when this is not the leader of `epoch`; those of
+  // PartitionLog::report_durable.
+  Status follower_fetch(const ReplicaFetch& fetch, Offset from);
+  // PartitionLog::truncate, then the appended end is published again.
+  Status truncate(Offset end);
+  uint64_t epoch() const { return epoch_; }
+  // Who reads for the fetches an append wins on the cell's appended point (up to the
+  // appended end).
+  WinHook& appended_hook() { return appended_hook_; }
   // A move's fence (docs/cluster.md §Moves; FencePartition): while set, appends are held here,
   // neither run nor answered, at most `held_max`; hold() refuses more (the caller answers
   // 11001, retryable). lift_fence() clears it and hands the held appends back, in order.
@@ -82,7 +100,21 @@ class Partition final : private storage::CommitListener, public WinHook {
   void close();
 
  private:
+  // Reads for a follower's fetch woken on the appended point: up to the appended end.
+  class AppendedHook final : public WinHook {
+   public:
+    explicit AppendedHook(Partition& partition) : partition_(partition) {}
+    void on_won(Registration& registration) override;
+    bool judge(Registration& registration) override;
+
+   private:
+    Partition& partition_;
+  };
+
   void publish_figures();
+  // Publishes the appended end on the cell's appended point (wakes parked follower fetches);
+  // after a roll-back or a truncation below what was published, a new epoch there.
+  void publish_appended();
   void commit_advanced(Offset next_offset) override;
   void on_won(Registration& registration) override;
   bool judge(Registration& registration) override;
@@ -96,6 +128,8 @@ class Partition final : private storage::CommitListener, public WinHook {
   const uint64_t poll_bytes_max_;
   bool fenced_ = false;
   std::vector<Append*> held_;
+  AppendedHook appended_hook_{*this};
+  uint64_t epoch_ = 0;  // The leader epoch the partition's role was given in.
 };
 
 }  // namespace hark::core::internal

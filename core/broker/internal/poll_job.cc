@@ -100,6 +100,11 @@ void PollJob::begin(BrokerShard& shard) {
   Poll& poll = *poll_;
   shard.expect_on(Flow::home(poll));
   poll.result = PollResult{};
+  if (poll.replica.has_value() &&
+      (poll.from != PollFrom::offset || poll.consumer.kind == ConsumerRef::Kind::group)) {
+    finish(shard, Error::invalid_format);  // A follower's fetch reads one partition by offset.
+    return;
+  }
   if (poll.consumer.kind == ConsumerRef::Kind::group) {
     const Status resolved = resolve_group(shard);
     if (!resolved.ok()) {
@@ -192,6 +197,10 @@ void PollJob::evaluate_at_owner(BrokerShard& shard) {
     evaluated_here(shard);
     return;
   }
+  if (poll.replica.has_value()) {
+    evaluate_fetch(shard, *owner);
+    return;
+  }
   const Result<Offset> first = owner->start_for(poll.from, poll.value, poll.count, poll.consumer);
   if (!first.ok()) {
     status_ = first.error();
@@ -206,6 +215,25 @@ void PollJob::evaluate_at_owner(BrokerShard& shard) {
                            .epoch = cell.snapshot().epoch,
                            .read_count = owner_reads ? poll.count : 0});
   owner->log().read(*first, poll.count, shard.options().poll_bytes_max, *this);
+}
+
+// A follower's fetch at its leader: the fetch's offset acknowledges what it holds, then a read
+// up to the appended end, or a watch on the appended point (woken by the next append).
+void PollJob::evaluate_fetch(BrokerShard& shard, Partition& owner) {
+  const Poll& poll = *poll_;
+  PartitionCell& cell = *cells_[visiting_];
+  status_ = owner.follower_fetch(*poll.replica, Offset(poll.value));
+  if (!status_.ok()) {
+    evaluated_here(shard);
+    return;
+  }
+  watches_.push_back(Watch{.point = &cell.appended,
+                           .want = Offset(poll.value),
+                           .min_messages = 1,
+                           .epoch = cell.appended.snapshot().epoch,
+                           .read_count = poll.count});
+  owner.log().read(Offset(poll.value), poll.count, shard.options().poll_bytes_max, *this,
+                   storage::ReadBound::appended);
 }
 
 void PollJob::read_done(Result<storage::ReadView> view) {
@@ -315,6 +343,7 @@ void PollJob::unpark(BrokerShard& shard) {
 const PartitionCell& PollJob::cell_of(const Registration& winner) const {
   for (const auto& cell : cells_) {
     if (static_cast<const CommitPoint*>(cell.get()) == &winner.point()) return *cell;
+    if (&cell->appended == &winner.point()) return *cell;  // A follower's fetch.
   }
   HARK_UNREACHABLE();  // A registration is pushed only on a point of the poll's cells.
 }
@@ -403,7 +432,11 @@ void PollJob::report_waited_on() {
   poll_->result.current_offset = reported->current_offset();
 }
 
-void PollJob::answer(BrokerShard& shard) { finish(shard, ok_status()); }
+void PollJob::answer(BrokerShard& shard) {
+  // A follower learns the commit point from its fetches' answers.
+  if (poll_->replica.has_value()) poll_->result.commit_end = cells_.front()->snapshot().next_offset;
+  finish(shard, ok_status());
+}
 
 void PollJob::answer_empty(BrokerShard& shard) {
   poll_->result.messages = storage::ReadView();

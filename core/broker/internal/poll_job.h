@@ -15,6 +15,7 @@
 namespace hark::core::internal {
 
 class BrokerShard;
+class Partition;
 class PartitionCell;
 
 // Tag of the hook by which a pool lists its free jobs.
@@ -72,6 +73,7 @@ class PollJob final : private WaitClient,
   void evaluate(BrokerShard& shard);
   void visit_next(BrokerShard& shard);
   void evaluate_at_owner(BrokerShard& shard);
+  void evaluate_fetch(BrokerShard& shard, Partition& owner);
   void evaluated_here(BrokerShard& shard);
   void evaluated_at_home(BrokerShard& shard);
   void park(BrokerShard& shard);

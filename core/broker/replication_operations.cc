@@ -1,0 +1,34 @@
+// Replicate and TruncatePartition (core/broker/replication_operations.h): the partition's owner
+// runs them; a follower's fetch is a Poll (internal/poll_job.cc).
+#include "hark/core/broker/replication_operations.h"
+
+#include "hark/core/broker/internal/broker_shard.h"
+#include "hark/core/broker/internal/flow.h"
+
+namespace hark::core {
+
+using internal::BrokerShard;
+using internal::Flow;
+
+Result<Ref<internal::PartitionCell>> Replicate::resolve(BrokerShard& shard) {
+  return shard.catalog().partition(stream, topic, partition);
+}
+
+void Replicate::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  const Status status = owner.replicate(role, epoch, replicas, Offset(leader_commit));
+  const storage::PartitionLog& log = owner.log();
+  commit_end = log.next_offset().value();
+  durable_end = log.durable_end().value();
+  appended_end = log.appended_end().value();
+  Flow::finish(*this, shard, status);
+}
+
+Result<Ref<internal::PartitionCell>> TruncatePartition::resolve(BrokerShard& shard) {
+  return shard.catalog().partition(stream, topic, partition);
+}
+
+void TruncatePartition::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  Flow::finish(*this, shard, owner.truncate(Offset(end)));
+}
+
+}  // namespace hark::core

@@ -1,0 +1,323 @@
+// Replication in the core (core/broker/replication_operations.h, docs/cluster.md §Replication,
+// Built: the core side) through the public API, from threads outside the broker: partition 0 of
+// a topic leads a replica set of three, partitions 1 and 2 follow it, and the test is the link
+// between them (a follower's fetch is a Poll with `replica`, its bytes go in with AppendStored,
+// the commit point it learned with Replicate). Checked: a send is acknowledged, and a parked
+// poll woken, only once a second replica's durable end passes it (not at the leader's write); a
+// follower fetch parked at the appended end is woken by an append before any commit; the
+// refusals (stale epoch, a send to a follower, a fetch past the end); truncation, across a
+// restart. Two shards, real disks (durability `write`), so writes complete on their own: the
+// test waits on the leader's durable end (Replicate's answer) before asserting "not yet".
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hark/core/base/message_layout.h"
+#include "hark/core/broker/blocking.h"
+#include "hark/core/broker/broker.h"
+#include "hark/tests/support/broker_waits.h"
+#include "hark/tests/support/wait_until.h"
+
+namespace hark::core {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<std::byte> message(std::string_view payload) {
+  std::vector<std::byte> bytes(message_layout::header_bytes + payload.size());
+  store_u32(bytes, message_layout::payload_length, static_cast<uint32_t>(payload.size()));
+  std::memcpy(bytes.data() + message_layout::header_bytes, payload.data(), payload.size());
+  return bytes;
+}
+
+constexpr uint32_t leader = 0;
+constexpr uint64_t epoch = 1;
+
+class ReplicationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = std::filesystem::temp_directory_path() /
+                 ("hark_replication_test_" + std::to_string(::getpid()) + "_" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(directory_);
+    start();
+    Blocking<CreateStream> stream;
+    stream.name = "s";
+    ASSERT_TRUE(stream.call(*broker_).ok());
+    Blocking<CreateTopic> topic;
+    topic.stream = NameOrId::id(0);
+    topic.name = "t";
+    topic.settings.partitions_count = 3;
+    ASSERT_TRUE(topic.call(*broker_).ok());
+    ASSERT_TRUE(replicate(leader, ReplicaRole::leader).ok());
+    ASSERT_TRUE(replicate(1, ReplicaRole::follower).ok());
+    ASSERT_TRUE(replicate(2, ReplicaRole::follower).ok());
+  }
+
+  void start() {
+    BrokerOptions options;
+    options.data_directory = directory_.string();
+    options.shards_count = 2;
+    options.max_wait = 5s;
+    auto broker = Broker::start(options);
+    ASSERT_TRUE(broker.ok()) << error_name(broker.error());
+    broker_ = std::move(broker).value();
+  }
+
+  void TearDown() override {
+    if (broker_ != nullptr) broker_->stop();
+    broker_.reset();
+    std::filesystem::remove_all(directory_);
+  }
+
+  template <typename Op>
+  static void address(Op& op, uint32_t partition) {
+    op.stream = NameOrId::id(0);
+    op.topic = NameOrId::id(0);
+    op.partition = partition;
+  }
+
+  // A partition's three ends, as Replicate answers them.
+  struct Ends {
+    uint64_t commit_end = 0;
+    uint64_t durable_end = 0;
+    uint64_t appended_end = 0;
+  };
+
+  Status replicate(uint32_t partition, ReplicaRole role, uint64_t in_epoch = epoch,
+                   uint64_t leader_commit = 0, Ends* out = nullptr) {
+    Blocking<Replicate> op;
+    address(op, partition);
+    op.role = role;
+    op.epoch = in_epoch;
+    op.replicas = 3;
+    op.leader_commit = leader_commit;
+    const Status status = op.call(*broker_);
+    if (out != nullptr) {
+      out->commit_end = op.commit_end;
+      out->durable_end = op.durable_end;
+      out->appended_end = op.appended_end;
+    }
+    return status;
+  }
+
+  // A partition's ends now (a Replicate that changes nothing: the same role and epoch).
+  Ends ends(uint32_t partition, ReplicaRole role) {
+    Ends seen;
+    EXPECT_TRUE(replicate(partition, role, epoch, 0, &seen).ok());
+    return seen;
+  }
+
+  std::future<Status> send(Blocking<Append>& append, const std::vector<std::byte>& bytes) {
+    append.stream = NameOrId::id(0);
+    append.topic = NameOrId::id(0);
+    append.partitioning = Partitioning{Partitioning::Kind::partition, leader};
+    append.messages = bytes;
+    append.count = 1;
+    return std::async(std::launch::async, [&] { return append.call(*broker_); });
+  }
+
+  // Follower `member`'s fetch from `from` (its durable end), waiting up to `wait`.
+  static void prepare_fetch(Poll& fetch, uint32_t member, uint64_t from, Duration wait,
+                            uint64_t in_epoch = epoch) {
+    fetch.stream = NameOrId::id(0);
+    fetch.topic = NameOrId::id(0);
+    fetch.partition = leader;
+    fetch.from = PollFrom::offset;
+    fetch.value = from;
+    fetch.count = 100;
+    fetch.wait = wait;
+    fetch.replica = ReplicaFetch{.member = member, .epoch = in_epoch};
+  }
+
+  // Follower `member` (partition `member`) fetches from its durable end and stores what came.
+  Status fetch_and_store(uint32_t member, PollResult& answer) {
+    const uint64_t from = ends(member, ReplicaRole::follower).durable_end;
+    Blocking<Poll> fetch;
+    prepare_fetch(fetch, member, from, Duration(0));
+    HARK_TRY(fetch.call(*broker_));
+    answer = std::move(fetch.result);
+    if (answer.messages.empty()) return ok_status();
+    Blocking<AppendStored> store;
+    address(store, member);
+    store.messages = answer.messages.bytes();
+    store.count = answer.messages.count();
+    return store.call(*broker_);  // Answered once durable on the follower.
+  }
+
+  // One round of follower `member`: fetch, store, learn the commit point the answer carried.
+  Status follow_once(uint32_t member, PollResult* answer = nullptr) {
+    PollResult fetched;
+    HARK_TRY(fetch_and_store(member, fetched));
+    HARK_TRY(replicate(member, ReplicaRole::follower, epoch, fetched.commit_end));
+    if (answer != nullptr) *answer = std::move(fetched);
+    return ok_status();
+  }
+
+  // Waits until the leader's own write made `end` durable, then one more round trip to its
+  // owner, so whatever that write's iteration would have answered has been answered.
+  bool leader_durable(uint64_t end) {
+    const bool durable =
+        test::wait_until([&] { return ends(leader, ReplicaRole::leader).durable_end >= end; });
+    ends(leader, ReplicaRole::leader);
+    return durable;
+  }
+
+  std::filesystem::path directory_;
+  std::unique_ptr<Broker> broker_;
+};
+
+TEST_F(ReplicationTest, ASendIsAcknowledgedOnlyOnceASecondReplicaHoldsIt) {
+  const std::vector<std::byte> bytes = message("one");
+  Blocking<Append> append;
+  std::future<Status> sent = send(append, bytes);
+  ASSERT_TRUE(leader_durable(1));
+  EXPECT_EQ(sent.wait_for(0s), std::future_status::timeout);  // The leader's write alone.
+  EXPECT_EQ(ends(leader, ReplicaRole::leader).commit_end, 0u);
+  // Follower 1 fetches and stores it; its next fetch (from 1) is the acknowledgement.
+  ASSERT_TRUE(follow_once(1).ok());
+  EXPECT_EQ(ends(1, ReplicaRole::follower).durable_end, 1u);
+  PollResult answer;
+  ASSERT_TRUE(follow_once(1, &answer).ok());
+  EXPECT_EQ(answer.commit_end, 1u);
+  ASSERT_TRUE(sent.get().ok());
+  EXPECT_EQ(ends(leader, ReplicaRole::leader).commit_end, 1u);
+  EXPECT_EQ(ends(1, ReplicaRole::follower).commit_end, 1u);  // Learned from the answer.
+  EXPECT_EQ(ends(2, ReplicaRole::follower).commit_end, 0u);  // Not fetched yet.
+}
+
+TEST_F(ReplicationTest, AParkedPollIsWokenOnlyOnceASecondReplicaHoldsIt) {
+  Blocking<Poll> consumer;
+  consumer.stream = NameOrId::id(0);
+  consumer.topic = NameOrId::id(0);
+  consumer.partition = leader;
+  consumer.from = PollFrom::offset;
+  consumer.count = 10;
+  consumer.wait = 5s;
+  std::future<Status> polled =
+      std::async(std::launch::async, [&] { return consumer.call(*broker_); });
+  ASSERT_TRUE(test::wait_until_parked(*broker_, 1));
+  const std::vector<std::byte> bytes = message("woken");
+  Blocking<Append> append;
+  std::future<Status> sent = send(append, bytes);
+  ASSERT_TRUE(leader_durable(1));
+  const BrokerStats before = test::broker_stats(*broker_);
+  EXPECT_EQ(before.waits.woken, 0u);  // The leader's write woke nobody.
+  EXPECT_EQ(before.waits.parked_now, 1u);
+  EXPECT_EQ(polled.wait_for(0s), std::future_status::timeout);
+  ASSERT_TRUE(follow_once(2).ok());
+  ASSERT_TRUE(follow_once(2).ok());
+  ASSERT_TRUE(polled.get().ok());
+  ASSERT_EQ(consumer.result.messages.count(), 1u);
+  EXPECT_EQ(consumer.result.messages.first(), Offset(0));
+  EXPECT_TRUE(sent.get().ok());
+}
+
+TEST_F(ReplicationTest, AParkedFollowerFetchIsWokenByAnAppendBeforeAnyCommit) {
+  Blocking<Poll> fetch;
+  prepare_fetch(fetch, 1, 0, 5s);
+  std::future<Status> fetched =
+      std::async(std::launch::async, [&] { return fetch.call(*broker_); });
+  ASSERT_TRUE(test::wait_until_parked(*broker_, 1));
+  const std::vector<std::byte> bytes = message("early");
+  Blocking<Append> append;
+  std::future<Status> sent = send(append, bytes);
+  ASSERT_TRUE(fetched.get().ok());
+  ASSERT_EQ(fetch.result.messages.count(), 1u);
+  EXPECT_EQ(fetch.result.messages.first(), Offset(0));
+  EXPECT_EQ(fetch.result.commit_end, 0u);  // Answered on the append, not the commit.
+  EXPECT_EQ(sent.wait_for(0s), std::future_status::timeout);
+  // A consumer's poll sees none of it: the commit point has not moved.
+  Blocking<Poll> consumer;
+  consumer.stream = NameOrId::id(0);
+  consumer.topic = NameOrId::id(0);
+  consumer.partition = leader;
+  consumer.from = PollFrom::offset;
+  ASSERT_TRUE(consumer.call(*broker_).ok());
+  EXPECT_TRUE(consumer.result.messages.empty());
+  ASSERT_TRUE(follow_once(1).ok());  // From its durable end (0) again: fetched, stored.
+  ASSERT_TRUE(follow_once(1).ok());  // From 1: the acknowledgement.
+  EXPECT_TRUE(sent.get().ok());
+}
+
+TEST_F(ReplicationTest, StaleEpochsFollowersAndFetchesPastTheEndAreRefused) {
+  Blocking<Poll> stale;
+  prepare_fetch(stale, 1, 0, Duration(0), epoch - 1);
+  EXPECT_EQ(stale.call(*broker_).error(), Error::shard_communication_error);
+  Blocking<Poll> past;
+  prepare_fetch(past, 1, 5, Duration(0));
+  EXPECT_EQ(past.call(*broker_).error(), Error::invalid_offset);
+  Blocking<Poll> nobody;
+  prepare_fetch(nobody, 3, 0, Duration(0));
+  EXPECT_EQ(nobody.call(*broker_).error(), Error::invalid_replication_factor);
+  Blocking<Poll> at_follower;
+  prepare_fetch(at_follower, 1, 0, Duration(0));
+  at_follower.partition = 1;
+  EXPECT_EQ(at_follower.call(*broker_).error(), Error::shard_communication_error);
+  EXPECT_EQ(replicate(leader, ReplicaRole::leader, epoch - 1).error(),
+            Error::shard_communication_error);
+  const std::vector<std::byte> bytes = message("x");
+  Blocking<Append> to_follower;
+  to_follower.stream = NameOrId::id(0);
+  to_follower.topic = NameOrId::id(0);
+  to_follower.partitioning = Partitioning{Partitioning::Kind::partition, 1};
+  to_follower.messages = bytes;
+  to_follower.count = 1;
+  EXPECT_EQ(to_follower.call(*broker_).error(), Error::shard_communication_error);
+  Blocking<AppendStored> to_leader;
+  address(to_leader, leader);
+  to_leader.messages = bytes;
+  to_leader.count = 1;
+  EXPECT_EQ(to_leader.call(*broker_).error(), Error::shard_communication_error);
+}
+
+TEST_F(ReplicationTest, AFollowerTruncatesToTheNewEpochsEndAndARestartKeepsTheCut) {
+  const std::vector<std::string> payloads = {"a", "b", "c"};
+  for (uint64_t i = 0; i < payloads.size(); i++) {
+    const std::vector<std::byte> bytes = message(payloads[i]);
+    Blocking<Append> append;
+    std::future<Status> sent = send(append, bytes);
+    ASSERT_TRUE(leader_durable(i + 1));
+    ASSERT_TRUE(follow_once(1).ok());
+    ASSERT_TRUE(follow_once(1).ok());
+    ASSERT_TRUE(sent.get().ok());
+    if (i == 0) {
+      ASSERT_TRUE(follow_once(2).ok());  // Holds 0, and knows it committed.
+    }
+  }
+  // Follower 2 fetches 1-2 and stores them, but learns no commit past 1: a new epoch may cut
+  // them. Below the commit point nothing can be cut.
+  PollResult answer;
+  ASSERT_TRUE(fetch_and_store(2, answer).ok());
+  ASSERT_EQ(ends(2, ReplicaRole::follower).appended_end, 3u);
+  ASSERT_EQ(ends(2, ReplicaRole::follower).commit_end, 1u);
+  Blocking<TruncatePartition> below;
+  address(below, 2);
+  below.end = 0;
+  EXPECT_EQ(below.call(*broker_).error(), Error::invalid_offset);
+  Blocking<TruncatePartition> cut;
+  address(cut, 2);
+  cut.end = 2;
+  ASSERT_TRUE(cut.call(*broker_).ok());
+  EXPECT_EQ(ends(2, ReplicaRole::follower).appended_end, 2u);
+  broker_->stop();
+  broker_.reset();
+  start();
+  Blocking<Poll> read;
+  read.stream = NameOrId::id(0);
+  read.topic = NameOrId::id(0);
+  read.partition = 2;
+  read.from = PollFrom::offset;
+  read.count = 10;
+  ASSERT_TRUE(read.call(*broker_).ok());
+  EXPECT_EQ(read.result.messages.count(), 2u);
+  EXPECT_EQ(read.result.current_offset, 1u);
+}
+
+}  // namespace
+}  // namespace hark::core
