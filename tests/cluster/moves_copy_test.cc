@@ -48,6 +48,9 @@ std::string payload_text(const protocol::Bytes& message) {
 class HarkdMoveCopy : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Moves copy factor-1 partitions; a replicated one moves its leadership instead
+    // (docs/cluster.md §Replication: the controller side).
+    options_.extra_args.insert(options_.extra_args.end(), {"--min-replication-factor", "1"});
     ASSERT_EQ(cluster_.start(options_), "");
     started();
     for (uint32_t id = 1; id <= 3; id++) {
