@@ -51,10 +51,7 @@ class HarkdForwarding : public ::testing::Test {
 
   void SetUp() override {
     ASSERT_EQ(cluster_.start(options()), "");
-    for (uint32_t id = 1; id <= 3; id++) {
-      clients_[id] = cluster_.connect(id);
-      ASSERT_NE(clients_[id], nullptr) << id;
-    }
+    ASSERT_EQ(cluster_.connect_all(clients_), "");
     // Created once every node is a member, so each owns one of the three partitions.
     ASSERT_TRUE(cluster_.wait_for_all_members());
     create_topic(1);

@@ -33,10 +33,7 @@ class ClusterGroups : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(cluster_.start({}), "");
-    for (uint32_t id = 1; id <= 3; id++) {
-      clients_[id] = cluster_.connect(id);
-      ASSERT_NE(clients_[id], nullptr) << id;
-    }
+    ASSERT_EQ(cluster_.connect_all(clients_), "");
     ASSERT_TRUE(clients_[1]->create_stream({.name = "s"}).ok());
     protocol::CreateTopicRequest topic;
     topic.stream_id = Identifier::numeric(0);

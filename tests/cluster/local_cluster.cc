@@ -136,6 +136,15 @@ std::unique_ptr<client::Client> LocalCluster::connect(uint32_t id) {
   return client;
 }
 
+std::string LocalCluster::connect_all(
+    std::map<uint32_t, std::unique_ptr<client::Client>>& clients) {
+  for (uint32_t id = 1; id <= size(); id++) {
+    clients[id] = connect(id);
+    if (clients[id] == nullptr) return "no client could connect to node " + std::to_string(id);
+  }
+  return "";
+}
+
 std::string LocalCluster::link_address(uint32_t id) {
   auto etcd = server::cluster::EtcdGateway::create(
       {.endpoints = {etcd_.url()}, .user = EtcdProcess::user, .password = EtcdProcess::password});

@@ -90,6 +90,9 @@ class LocalCluster {
                                                            uint32_t partition);
   // A client connected to the node and logged in as iggy/iggy; nullptr on failure.
   std::unique_ptr<client::Client> connect(uint32_t id);
+  // A client per node (keys 1..size()), each as connect() makes it, into `clients`. Empty on
+  // success, else the first node that could not be reached.
+  std::string connect_all(std::map<uint32_t, std::unique_ptr<client::Client>>& clients);
   // The link address the node registered in etcd; empty when it has none (yet).
   std::string link_address(uint32_t id);
 

@@ -53,10 +53,7 @@ class HarkdMoveCopy : public ::testing::Test {
     options_.extra_args.insert(options_.extra_args.end(), {"--min-replication-factor", "1"});
     ASSERT_EQ(cluster_.start(options_), "");
     started();
-    for (uint32_t id = 1; id <= 3; id++) {
-      clients_[id] = cluster_.connect(id);
-      ASSERT_NE(clients_[id], nullptr) << id;
-    }
+    ASSERT_EQ(cluster_.connect_all(clients_), "");
     ASSERT_TRUE(cluster_.wait_for_all_members());
     ASSERT_TRUE(clients_[1]->create_stream({.name = "s"}).ok());
     protocol::CreateTopicRequest topic;

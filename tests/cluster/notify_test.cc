@@ -54,10 +54,7 @@ class ClusterNotify : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(cluster_.start({}), "");
-    for (uint32_t id = 1; id <= 3; id++) {
-      clients_[id] = cluster_.connect(id);
-      ASSERT_NE(clients_[id], nullptr) << id;
-    }
+    ASSERT_EQ(cluster_.connect_all(clients_), "");
     ASSERT_TRUE(cluster_.wait_for_all_members());
     ASSERT_EQ(cluster_.create_topic_everywhere(*clients_[1], partitions), "");
     std::set<uint32_t> owners;

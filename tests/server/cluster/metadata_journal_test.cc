@@ -144,6 +144,21 @@ class MetadataJournalTest : public ::testing::Test {
     return run(id, create);
   }
 
+  // Via node `id`: stream "s" (id 0), its topic "t" of three partitions and its consumer group
+  // "g" (ids 0); the status of the first that failed.
+  Status create_group_topic(uint32_t id) {
+    HARK_TRY(create_stream(id, "s"));
+    Async<core::CreateTopic> topic;
+    topic.stream = core::NameOrId::id(0);
+    topic.name = "t";
+    topic.settings.partitions_count = 3;
+    HARK_TRY(run(id, topic));
+    Async<core::CreateConsumerGroup> group;
+    group.stream = group.topic = core::NameOrId::id(0);
+    group.name = "g";
+    return run(id, group);
+  }
+
   std::vector<core::StreamInfo> streams(uint32_t id) {
     core::Blocking<core::GetStreams> get;
     EXPECT_TRUE(get.call(*node(id).broker).ok());
@@ -301,17 +316,7 @@ TEST_F(MetadataJournalTest, MembersJoinedViaTwoNodesShareOneGroupOnBoth) {
   start(2);
   step();
   step();
-  ASSERT_TRUE(create_stream(1, "s").ok());
-  Async<core::CreateTopic> topic;
-  topic.stream = core::NameOrId::id(0);
-  topic.name = "t";
-  topic.settings.partitions_count = 3;
-  ASSERT_TRUE(run(1, topic).ok());
-  Async<core::CreateConsumerGroup> group;
-  group.stream = core::NameOrId::id(0);
-  group.topic = core::NameOrId::id(0);
-  group.name = "g";
-  ASSERT_TRUE(run(1, group).ok());
+  ASSERT_TRUE(create_group_topic(1).ok());
   const uint32_t one = client_id_of(1, 7);
   const uint32_t two = client_id_of(2, 7);
   for (const auto& [via, member] : {std::pair{1u, one}, std::pair{2u, two}}) {
@@ -361,17 +366,7 @@ TEST_F(MetadataJournalTest, AMemberJoiningAndLeavingKeepsEveryNodesMetadataLogBo
   start(2);
   step();
   step();
-  ASSERT_TRUE(create_stream(1, "s").ok());
-  Async<core::CreateTopic> topic;
-  topic.stream = core::NameOrId::id(0);
-  topic.name = "t";
-  topic.settings.partitions_count = 3;
-  ASSERT_TRUE(run(1, topic).ok());
-  Async<core::CreateConsumerGroup> group;
-  group.stream = core::NameOrId::id(0);
-  group.topic = core::NameOrId::id(0);
-  group.name = "g";
-  ASSERT_TRUE(run(1, group).ok());
+  ASSERT_TRUE(create_group_topic(1).ok());
   const auto membership = [&](uint32_t via, uint32_t member, bool join) {
     if (join) {
       Async<core::JoinConsumerGroup> op;
@@ -428,16 +423,7 @@ TEST_F(MetadataJournalTest,
   start(3);
   step();
   step();
-  ASSERT_TRUE(create_stream(1, "s").ok());
-  Async<core::CreateTopic> topic;
-  topic.stream = core::NameOrId::id(0);
-  topic.name = "t";
-  topic.settings.partitions_count = 3;
-  ASSERT_TRUE(run(1, topic).ok());
-  Async<core::CreateConsumerGroup> group;
-  group.stream = group.topic = core::NameOrId::id(0);
-  group.name = "g";
-  ASSERT_TRUE(run(1, group).ok());
+  ASSERT_TRUE(create_group_topic(1).ok());
   ASSERT_TRUE(create_stream(1, "deleted").ok());
   Async<core::DeleteStream> remove;
   remove.stream = core::NameOrId::id(1);
