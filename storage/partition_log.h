@@ -130,6 +130,15 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // never goes back: it holds until the rule passes it. Error: invalid_replication_factor
   // (0 or more than replicas_max).
   Status lead(uint32_t members);
+  // Leader: the members (bit i: member i; bit 0, this log, is always set) that are in sync
+  // (docs/cluster.md §Replication, the in-sync set). The commit point then also waits for every
+  // in-sync member, not only a majority: a new leader is chosen among them, so each must hold
+  // everything committed. lead() resets it to this log alone.
+  void set_in_sync(uint32_t mask);
+  uint32_t in_sync() const { return in_sync_; }
+  // Right after open only, before anything is served: a replicated log's checkpoint knows only
+  // `end` (at most the recovered end) to be committed; the rest waits for the replica set.
+  void recovered_commit(Offset end);
   // Follows a leader: the only member of its set, capped at the leader's commit point, which
   // starts at this log's commit point and rises with learn_commit().
   void follow();
@@ -141,11 +150,13 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // Follower: the leader's commit point, from a fetch's answer (a lower one is ignored).
   void learn_commit(Offset leader_commit);
   uint32_t replicas() const { return members_; }
+  const std::string& directory() const { return options_.directory; }
   bool following() const { return commit_cap_ != Offset(UINT64_MAX); }
   // Drops every message at or after `end` from memory and the files (a follower after a leader
   // change cuts what the new leader's epoch does not hold). Everything appended is written and
   // synced first, so a restart recovers the truncated log; completions waiting past `end` get
-  // invalid_offset. Drives the reactor: never call from a completion. Errors: invalid_offset
+  // shard_communication_error (retryable: the new leader takes the send). Drives the reactor: never
+  // call from a completion. Errors: invalid_offset
   // (`end` below the commit point, which never goes back, or past appended_end()), a write
   // failure.
   Status truncate(Offset end);
@@ -302,6 +313,7 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // The replica set: durable ends of its members, this log's first (== durable_end_).
   std::array<Offset, replicas_max> ends_{};
   uint32_t members_ = 1;
+  uint32_t in_sync_ = 1;
   Offset commit_cap_{UINT64_MAX};  // A follower's: the leader's commit point it learned.
   Offset served_end_;              // The end of what an appended read handed out.
   Offset appended_end_;            // Offset the next appended message gets (== next_offset_ unless

@@ -52,7 +52,11 @@ Offset quorum_end(std::span<const Offset> durable_ends) {
 }
 
 Offset PartitionLog::quorum_commit() const {
-  return std::min(quorum_end(std::span(ends_).first(members_)), commit_cap_);
+  Offset end = std::min(quorum_end(std::span(ends_).first(members_)), commit_cap_);
+  for (uint32_t member = 1; member < members_; member++) {
+    if ((in_sync_ & (1u << member)) != 0) end = std::min(end, ends_[member]);
+  }
+  return end;
 }
 
 void PartitionLog::advance_durable(Offset end) {
@@ -74,10 +78,21 @@ void PartitionLog::advance_durable(Offset end) {
 Status PartitionLog::lead(uint32_t members) {
   if (members == 0 || members > replicas_max) return Error::invalid_replication_factor;
   members_ = members;
+  in_sync_ = 1;
   std::fill(ends_.begin() + 1, ends_.end(), Offset(0));
   commit_cap_ = Offset(UINT64_MAX);
   advance_commit(quorum_commit());
   return ok_status();
+}
+
+void PartitionLog::set_in_sync(uint32_t mask) {
+  in_sync_ = (mask | 1u) & ((1u << members_) - 1);
+  advance_commit(quorum_commit());
+}
+
+void PartitionLog::recovered_commit(Offset end) {
+  HARK_ASSERT(commit_waiters_.empty());
+  next_offset_ = std::min(next_offset_, end);
 }
 
 void PartitionLog::follow() {
@@ -209,7 +224,8 @@ Status PartitionLog::truncate(Offset end) {
     while (!waiters->empty() && waiters->back().end_ > end) {
       CommitCompletion& done = waiters->back();
       waiters->remove(done);
-      done.committed(Error::invalid_offset);
+      // Never stored: a send cut by a new leader's epoch is retried there (retryable).
+      done.committed(Error::shard_communication_error);
     }
   }
   return ok_status();

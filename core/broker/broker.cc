@@ -301,12 +301,13 @@ void Broker::partition_figures(std::optional<uint32_t> stream, std::optional<uin
   }
 }
 
-Status Broker::host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving) {
+Status Broker::host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving,
+                    std::span<const HostedPlace> places) {
   BrokerShard* const shard = BrokerShard::current();
   HARK_ASSERT(shard != nullptr);
   HARK_ASSERT(&shard->broker() == this);
   HARK_ASSERT(options_.hosted_only);
-  return shard->host(keys, moving);
+  return shard->host(keys, moving, places);
 }
 
 void Broker::cancel(Poll& poll) {

@@ -192,7 +192,12 @@ class Broker {
   // `moving`: the hosted partitions a move is taking to another node (docs/cluster.md §Moves):
   // a move's fence (FencePartition) stays only on those; any other fenced partition has its
   // fence lifted and the appends it held run (the move was abandoned).
-  Status host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving = {});
+  // `places`: the replicated partitions among `keys` take their place (Partition::replicate,
+  // Replicate) as they open or at once if open: a leader never commits, a follower never takes
+  // a send, outside the place the view gives it. Those not named keep theirs (a factor-1
+  // partition leads a set of one).
+  Status host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving = {},
+              std::span<const HostedPlace> places = {});
 
   // Answers every parked poll empty, refuses new waits (polls answer at once), stops the hooks
   // and the shards, writes out every partition and closes it. Idempotent; not from a shard.

@@ -104,8 +104,12 @@ struct PollResult {
   // The shard that owns the partition, for a poll of one partition (not a group member's
   // tour of its assignment): see Append::owner_shard.
   std::optional<ShardId> owner_shard;
-  // A follower's fetch (Poll::replica): the leader's commit point when it was answered.
+  // A follower's fetch (Poll::replica): the leader's commit point and appended end when it was
+  // answered, and where its epoch started (Partition::epoch_start: a follower holding a prefix
+  // of the previous epoch's log cuts there).
   uint64_t commit_end = 0;
+  uint64_t appended_end = 0;
+  uint64_t epoch_start = 0;
 };
 
 //

@@ -130,6 +130,23 @@ enum class ReplicaRole : uint8_t { leader, follower };
 struct ReplicaFetch {
   uint32_t member = 0;
   uint64_t epoch = 0;
+  uint64_t set = 0;  // ReplicaPlace::set as the follower's leader numbered its members.
+};
+// A partition's place in replication (Broker::host, Replicate): its role in a leader epoch, the
+// size of its replica set and, for a leader, who is in sync. `set` names the members' order
+// (the server's hash of the node list): a fetch numbered under another order is refused, so one
+// node's acknowledgement never lands in another's place.
+struct ReplicaPlace {
+  ReplicaRole role = ReplicaRole::leader;
+  uint64_t epoch = 0;
+  uint32_t replicas = 1;  // Leader included.
+  uint64_t set = 0;
+  uint32_t in_sync = 1;  // A leader's: bit i for member i (bit 0, itself, always set).
+  bool operator==(const ReplicaPlace&) const = default;
+};
+struct HostedPlace {
+  PartitionKey key;
+  ReplicaPlace place;
 };
 
 // Which partition of a topic an append goes to.

@@ -15,11 +15,18 @@ Result<Ref<internal::PartitionCell>> Replicate::resolve(BrokerShard& shard) {
 }
 
 void Replicate::at_owner(BrokerShard& shard, internal::Partition& owner) {
-  const Status status = owner.replicate(role, epoch, replicas, Offset(leader_commit));
+  const Status status = expand != 0 ? owner.expand_in_sync(epoch, set, expand)
+                                    : owner.replicate({.role = role,
+                                                       .epoch = epoch,
+                                                       .replicas = replicas,
+                                                       .set = set,
+                                                       .in_sync = in_sync},
+                                                      Offset(leader_commit));
   const storage::PartitionLog& log = owner.log();
   commit_end = log.next_offset().value();
   durable_end = log.durable_end().value();
   appended_end = log.appended_end().value();
+  recorded_epoch = owner.recorded_epoch();
   Flow::finish(*this, shard, status);
 }
 
@@ -28,7 +35,7 @@ Result<Ref<internal::PartitionCell>> TruncatePartition::resolve(BrokerShard& sha
 }
 
 void TruncatePartition::at_owner(BrokerShard& shard, internal::Partition& owner) {
-  Flow::finish(*this, shard, owner.truncate(Offset(end)));
+  Flow::finish(*this, shard, owner.truncate(Offset(end), epoch));
 }
 
 }  // namespace hark::core

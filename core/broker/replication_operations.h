@@ -34,11 +34,17 @@ class Replicate : public PartitionOperation {
   ReplicaRole role = ReplicaRole::leader;
   uint64_t epoch = 0;
   uint32_t replicas = 1;       // A leader's replica set, itself included.
+  uint64_t set = 0;            // ReplicaPlace::set.
+  uint32_t in_sync = 1;        // ReplicaPlace::in_sync.
   uint64_t leader_commit = 0;  // A follower's: the commit point of the leader's last answer.
+  // Nonzero: only count this member in sync from now on (a leader of `epoch` and `set`, before
+  // the controller records it; Partition::expand_in_sync); the rest of the place is not taken.
+  uint32_t expand = 0;
   // Out: the partition's three ends after the call.
-  uint64_t commit_end = 0;    // The commit point (exclusive end).
-  uint64_t durable_end = 0;   // What its own writes made durable.
-  uint64_t appended_end = 0;  // What it appended, committed or not.
+  uint64_t commit_end = 0;      // The commit point (exclusive end).
+  uint64_t durable_end = 0;     // What its own writes made durable.
+  uint64_t appended_end = 0;    // What it appended, committed or not.
+  uint64_t recorded_epoch = 0;  // The last epoch its replica state records (0: none).
 
  private:
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
@@ -57,6 +63,10 @@ class TruncatePartition : public PartitionOperation {
   NameOrId topic;
   uint32_t partition = 0;
   uint64_t end = 0;
+  // Nonzero: the follower holds a prefix of this epoch's log once cut: recorded, fdatasynced,
+  // in its replica state (docs/cluster.md §Replication, Truncation). An `end` at the appended
+  // end then cuts nothing and only records.
+  uint64_t epoch = 0;
 
  private:
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;

@@ -319,5 +319,59 @@ TEST_F(ReplicationTest, AFollowerTruncatesToTheNewEpochsEndAndARestartKeepsTheCu
   EXPECT_EQ(read.result.current_offset, 1u);
 }
 
+// The replica state (storage/replica_state.h): a leader taking a new epoch records where it
+// starts, and fetches carry it; a follower's truncation records the epoch it now holds a prefix
+// of; after a restart a replicated partition serves only what its checkpoint knew committed,
+// the rest waiting for its replica set again (docs/cluster.md §Replication, Truncation).
+TEST_F(ReplicationTest, EpochsAreRecordedAndARestartedReplicaServesOnlyItsCheckpoint) {
+  const std::vector<std::byte> bytes = message("a");
+  Blocking<Append> append;
+  std::future<Status> sent = send(append, bytes);
+  ASSERT_TRUE(leader_durable(1));
+  PollResult answer;
+  ASSERT_TRUE(fetch_and_store(1, answer).ok());  // Follower 1 holds "a", knows no commit.
+  ASSERT_TRUE(fetch_and_store(1, answer).ok());  // Its fetch from 1 acknowledges it.
+  ASSERT_TRUE(sent.get().ok());
+  EXPECT_EQ(answer.epoch_start, 0u);  // Epoch 1 started on an empty log.
+  EXPECT_EQ(answer.appended_end, 1u);
+  // The leader takes epoch 2 with one message: the epoch starts at 1.
+  ASSERT_TRUE(replicate(leader, ReplicaRole::leader, epoch + 1).ok());
+  Blocking<Poll> fetch;
+  prepare_fetch(fetch, 2, 0, Duration(0), epoch + 1);
+  ASSERT_TRUE(fetch.call(*broker_).ok());
+  EXPECT_EQ(fetch.result.epoch_start, 1u);
+  // Follower 1 records that it holds a prefix of epoch 2's log (nothing to cut).
+  Blocking<TruncatePartition> record;
+  address(record, 1);
+  record.end = 1;
+  record.epoch = epoch + 1;
+  ASSERT_TRUE(record.call(*broker_).ok());
+  Blocking<Replicate> seen;
+  address(seen, 1);
+  seen.role = ReplicaRole::follower;
+  seen.epoch = epoch + 1;
+  ASSERT_TRUE(seen.call(*broker_).ok());
+  EXPECT_EQ(seen.recorded_epoch, epoch + 1);
+  EXPECT_EQ(seen.appended_end, 1u);
+  broker_->stop();
+  broker_.reset();
+  start();
+  // Follower 1 knew no commit: after the restart it holds "a" but serves nothing.
+  Blocking<Poll> read;
+  address(read, 1);
+  read.from = PollFrom::offset;
+  read.count = 10;
+  ASSERT_TRUE(read.call(*broker_).ok());
+  EXPECT_EQ(read.result.messages.count(), 0u);
+  Blocking<Replicate> after;
+  address(after, 1);
+  after.role = ReplicaRole::follower;
+  after.epoch = epoch + 1;
+  ASSERT_TRUE(after.call(*broker_).ok());
+  EXPECT_EQ(after.appended_end, 1u);
+  EXPECT_EQ(after.commit_end, 0u);
+  EXPECT_EQ(after.recorded_epoch, epoch + 1);
+}
+
 }  // namespace
 }  // namespace hark::core

@@ -209,6 +209,28 @@ TEST(ReplicatedLog, TheCommitPointNeverGoesBack) {
   EXPECT_EQ(log.next_offset(), Offset(3));
 }
 
+// The in-sync set (docs/cluster.md §Replication, The data path): the commit waits for every
+// in-sync member as well as a majority, so a new leader chosen from the set holds it all.
+TEST(ReplicatedLog, TheCommitWaitsForEveryInSyncMemberAndAMajority) {
+  LogHarness harness(options_for(Durability::write));
+  PartitionLog& log = harness.reopen();
+  ASSERT_TRUE(log.lead(3).ok());
+  log.set_in_sync(0b111);
+  ASSERT_TRUE(log.append(make_batch(4, "a"), 4).ok());
+  harness.disk.drive_all();
+  ASSERT_TRUE(log.report_durable(1, Offset(4)).ok());
+  EXPECT_EQ(log.next_offset(), Offset(0));  // A majority holds it, member 2 (in sync) does not.
+  ASSERT_TRUE(log.report_durable(2, Offset(3)).ok());
+  EXPECT_EQ(log.next_offset(), Offset(3));
+  log.set_in_sync(0b011);  // Member 2 left the set: the majority and member 1 decide.
+  EXPECT_EQ(log.next_offset(), Offset(4));
+  EXPECT_EQ(log.in_sync(), 0b011u);
+  log.set_in_sync(0b1000);  // Bits past the set are dropped; the leader is always in.
+  EXPECT_EQ(log.in_sync(), 0b001u);
+  ASSERT_TRUE(log.lead(3).ok());  // A new epoch: only the leader is in sync again.
+  EXPECT_EQ(log.in_sync(), 0b001u);
+}
+
 // Every message of `harness` from 0, read view after view: its offsets and checksums.
 std::vector<std::pair<uint64_t, uint64_t>> all_messages(LogHarness& harness) {
   std::vector<std::pair<uint64_t, uint64_t>> out;

@@ -68,9 +68,12 @@ Error BrokerShard::missing(const PartitionCell& cell) const {
   return hosts(cell.key) ? Error::partition_not_found : Error::shard_communication_error;
 }
 
-Status BrokerShard::host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving) {
+Status BrokerShard::host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving,
+                         std::span<const HostedPlace> places) {
   HARK_ASSERT(on_own_thread());
   hosted_ = absl::flat_hash_set<PartitionKey>(keys.begin(), keys.end());
+  places_.clear();
+  for (const HostedPlace& hosted : places) places_[hosted.key] = hosted.place;
   Status result;
   for (const auto& [stream_id, stream] : catalog_->streams) {
     for (const auto& [topic_id, topic] : stream->topics) {
@@ -85,7 +88,25 @@ Status BrokerShard::host(std::span<const PartitionKey> keys, std::span<const Par
     }
   }
   lift_fences(moving);
+  for (const HostedPlace& hosted : places) {
+    const auto found = owned_.find(hosted.key);
+    if (found == owned_.end()) continue;
+    const Status placed = take_place(hosted.key, *found->second);
+    if (!placed.ok() && result.ok()) result = placed;
+  }
   return result;
+}
+
+Status BrokerShard::take_place(const PartitionKey& key, Partition& partition) {
+  const auto found = places_.find(key);
+  if (found == places_.end()) return ok_status();
+  const Status placed = partition.replicate(found->second, Offset(0));
+  if (!placed.ok()) {
+    HARK_LOG_ERROR("partition %u/%u/%u: cannot take its place in epoch %u: %s", key.stream.value(),
+                   key.topic.value(), key.partition.value(), found->second.epoch,
+                   std::string(error_name(placed.error())));
+  }
+  return placed;
 }
 
 void BrokerShard::lift_fences(std::span<const PartitionKey> moving) {
@@ -229,6 +250,12 @@ Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
   auto partition =
       std::make_unique<Partition>(waits_, cell, std::move(log).value(), std::move(offsets).value(),
                                   broker_.options().poll_bytes_max);
+  // Its place before anything can reach it: a follower never takes a send, a leader never
+  // commits alone. A place it cannot take leaves it closed.
+  if (const Status placed = take_place(cell->key, *partition); !placed.ok()) {
+    partition->close();
+    return placed;
+  }
   waits_.adopt(*cell, partition.get());
   waits_.adopt(cell->appended, &partition->appended_hook());
   owned_[cell->key] = std::move(partition);

@@ -83,7 +83,8 @@ class BrokerShard final {
   // hosted by this node (shard_communication_error, retryable), else partition_not_found.
   Error missing(const PartitionCell& cell) const;
   // Broker::host on this shard.
-  Status host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving);
+  Status host(std::span<const PartitionKey> keys, std::span<const PartitionKey> moving,
+              std::span<const HostedPlace> places);
   // Appends held by the fences of this shard's partitions now (BrokerStats::held).
   uint64_t held_appends() const;
   // Balanced partitioning: the next partition of `topic` for appends from this shard.
@@ -185,6 +186,10 @@ class BrokerShard final {
   // partition opens or goes, never per request).
   std::set<PartitionKey> owned_order_;
   absl::flat_hash_set<PartitionKey> hosted_;  // BrokerOptions::hosted_only: Broker::host's.
+  // Broker::host's places: a partition takes its place as it opens, whatever opened it.
+  absl::flat_hash_map<PartitionKey, ReplicaPlace> places_;
+  // Takes `key`'s place, if host() gave it one (logged on failure).
+  Status take_place(const PartitionKey& key, Partition& partition);
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> balanced_;  // (stream, topic)
   // (group id, member) -> polls so far. Group ids repeat across topics: two members sharing
   // a cursor only shifts where their round robin starts.

@@ -1,8 +1,10 @@
 #include "hark/core/broker/internal/partition.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
+#include "hark/core/base/log.h"
 #include "hark/core/base/message_layout.h"
 
 namespace hark::core::internal {
@@ -18,6 +20,10 @@ Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
   HARK_ASSERT(log_ != nullptr);
   HARK_ASSERT(offsets_ != nullptr);
   log_->set_commit_listener(this);
+  // A replicated log knows only its checkpoint's commit to be committed (docs/cluster.md
+  // §Replication, Truncation); the rest commits again as its replica set confirms it.
+  state_ = storage::load_replica_state(log_->directory());
+  if (state_) log_->recovered_commit(Offset(state_->commit));
   // A recovered log starts where its data ends; a fresh one at 0.
   cell_->publish(log_->next_offset().value());
   cell_->clear_dirty();
@@ -62,30 +68,72 @@ void Partition::publish_appended() {
   }
 }
 
-Status Partition::replicate(ReplicaRole role, uint64_t epoch, uint32_t replicas,
-                            Offset leader_commit) {
-  if (epoch < epoch_) return Error::shard_communication_error;
-  const bool follower = role == ReplicaRole::follower;
-  if (follower) {
-    if (epoch != epoch_ || !log_->following()) log_->follow();
+Status Partition::replicate(const ReplicaPlace& place, Offset leader_commit) {
+  if (place.epoch < epoch_) return Error::shard_communication_error;
+  if (place.role == ReplicaRole::follower) {
+    if (place.epoch != epoch_ || !log_->following()) log_->follow();
+    epoch_ = place.epoch;
+    set_ = place.set;
+    const Offset before = log_->next_offset();
     log_->learn_commit(leader_commit);
-  } else if (epoch != epoch_ || log_->following() || replicas != log_->replicas()) {
-    HARK_TRY(log_->lead(replicas));
+    // The checkpoint a later truncation may fall back to (unsynced: a stale one is only lower).
+    if (state_ && log_->next_offset() > before) (void)store_state(false);
+    return ok_status();
   }
-  epoch_ = epoch;
+  if (place.epoch != epoch_ || log_->following() || place.replicas != log_->replicas() ||
+      place.set != set_) {
+    if (place.replicas > 1 && (!state_ || state_->epoch < place.epoch)) {
+      state_ =
+          storage::ReplicaState{.epoch = place.epoch, .epoch_start = log_->appended_end().value()};
+      HARK_TRY(store_state(true));
+    }
+    HARK_TRY(log_->lead(place.replicas));
+    expanded_ = 0;
+  }
+  epoch_ = place.epoch;
+  set_ = place.set;
+  view_in_sync_ = place.in_sync;
+  expanded_ &= ~place.in_sync;
+  log_->set_in_sync(view_in_sync_ | expanded_);
+  return ok_status();
+}
+
+Status Partition::expand_in_sync(uint64_t epoch, uint64_t set, uint32_t member) {
+  if (log_->following() || epoch != epoch_ || set != set_ || member == 0 ||
+      member >= log_->replicas()) {
+    return Error::shard_communication_error;
+  }
+  expanded_ |= 1u << member;
+  log_->set_in_sync(view_in_sync_ | expanded_);
   return ok_status();
 }
 
 Status Partition::follower_fetch(const ReplicaFetch& fetch, Offset from) {
-  if (log_->following() || fetch.epoch != epoch_) return Error::shard_communication_error;
+  if (log_->following() || fetch.epoch != epoch_ || fetch.set != set_) {
+    return Error::shard_communication_error;
+  }
   return log_->report_durable(fetch.member, from);
 }
 
-Status Partition::truncate(Offset end) {
-  HARK_TRY(log_->truncate(end));
+Status Partition::truncate(Offset end, uint64_t epoch) {
+  if (end > log_->appended_end()) return Error::invalid_offset;
+  if (end < log_->appended_end()) HARK_TRY(log_->truncate(end));
   publish_appended();
   publish_figures();
-  return ok_status();
+  if (epoch == 0) return ok_status();
+  state_ = storage::ReplicaState{.epoch = epoch};
+  return store_state(true);
+}
+
+Status Partition::store_state(bool sync) {
+  HARK_ASSERT(state_.has_value());
+  state_->commit = std::max(state_->commit, log_->next_offset().value());
+  const Status stored = storage::store_replica_state(log_->directory(), *state_, sync);
+  if (!stored.ok()) {
+    HARK_LOG_ERROR("partition %s: its replica state could not be written (%s)", log_->directory(),
+                   std::string(error_name(stored.error())));
+  }
+  return stored;
 }
 
 void Partition::AppendedHook::on_won(Registration& registration) {

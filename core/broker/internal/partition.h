@@ -13,6 +13,7 @@
 #include "hark/core/broker/operations.h"
 #include "hark/core/wait/wait_shard.h"
 #include "hark/storage/partition_log.h"
+#include "hark/storage/replica_state.h"
 
 namespace hark::core::internal {
 
@@ -42,18 +43,29 @@ class Partition final : private storage::CommitListener, public WinHook {
   // shard_communication_error (11001) on a replicated leader: its followers copy from it.
   Result<storage::AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count);
 
-  // Replication (docs/cluster.md §Replication, Built: the core side). Takes `role` in `epoch`:
-  // a leader of `replicas` members (storage::PartitionLog::lead), or a follower
-  // (PartitionLog::follow) that learns `leader_commit`. The same role and epoch again only
-  // learns the commit (a follower) or changes nothing. Errors: shard_communication_error
-  // (11001) for an epoch older than the partition's; invalid_replication_factor (2018).
-  Status replicate(ReplicaRole role, uint64_t epoch, uint32_t replicas, Offset leader_commit);
+  // Replication (docs/cluster.md §Replication). Takes its place: a leader of `place.replicas`
+  // members (storage::PartitionLog::lead, again only when the epoch, the set or the size
+  // changes) whose in-sync members are `place.in_sync` plus those expand_in_sync() added and the
+  // place does not name yet; or a follower (PartitionLog::follow) that learns `leader_commit`.
+  // A leader taking an epoch its replica state does not hold yet records it, with its log's end
+  // as the epoch's start, fdatasynced, before it takes anything in it. Errors:
+  // shard_communication_error (11001) for an epoch older than the partition's;
+  // invalid_replication_factor (2018); a replica state write's error.
+  Status replicate(const ReplicaPlace& place, Offset leader_commit);
+  // A leader counts `member` in sync from now on, before the controller records it (so the set
+  // the controller elects from never holds a member the commit point did not wait for).
+  // shard_communication_error unless it leads `epoch` with `set`.
+  Status expand_in_sync(uint64_t epoch, uint64_t set, uint32_t member);
   // A follower's fetch from `from` arrives: its durable end, reported to the log. Errors:
-  // shard_communication_error (11001) when this is not the leader of `epoch`; those of
-  // PartitionLog::report_durable.
+  // shard_communication_error (11001) when this is not the leader of `epoch` with that set;
+  // those of PartitionLog::report_durable.
   Status follower_fetch(const ReplicaFetch& fetch, Offset from);
-  // PartitionLog::truncate, then the appended end is published again.
-  Status truncate(Offset end);
+  // PartitionLog::truncate, then the appended end is published again. `epoch` (nonzero): the
+  // follower now holds a prefix of that epoch's log: recorded (fdatasynced) in its replica state.
+  Status truncate(Offset end, uint64_t epoch);
+  // The last epoch the replica state records (0: none) and the start of the epoch it leads.
+  uint64_t recorded_epoch() const { return state_ ? state_->epoch : 0; }
+  uint64_t epoch_start() const { return state_ ? state_->epoch_start : 0; }
   uint64_t epoch() const { return epoch_; }
   // Who reads for the fetches an append wins on the cell's appended point (up to the
   // appended end).
@@ -130,6 +142,12 @@ class Partition final : private storage::CommitListener, public WinHook {
   std::vector<Append*> held_;
   AppendedHook appended_hook_{*this};
   uint64_t epoch_ = 0;  // The leader epoch the partition's role was given in.
+  uint64_t set_ = 0;
+  uint32_t view_in_sync_ = 1;  // The in-sync members its last place named.
+  uint32_t expanded_ = 0;      // Counted in sync before a place names them.
+  std::optional<storage::ReplicaState> state_;
+  // Writes state_ (with its commit raised to the log's), synced or not.
+  Status store_state(bool sync);
 };
 
 }  // namespace hark::core::internal

@@ -223,6 +223,7 @@ void PollJob::evaluate_fetch(BrokerShard& shard, Partition& owner) {
   const Poll& poll = *poll_;
   PartitionCell& cell = *cells_[visiting_];
   status_ = owner.follower_fetch(*poll.replica, Offset(poll.value));
+  poll_->result.epoch_start = owner.epoch_start();
   if (!status_.ok()) {
     evaluated_here(shard);
     return;
@@ -434,7 +435,10 @@ void PollJob::report_waited_on() {
 
 void PollJob::answer(BrokerShard& shard) {
   // A follower learns the commit point from its fetches' answers.
-  if (poll_->replica.has_value()) poll_->result.commit_end = cells_.front()->snapshot().next_offset;
+  if (poll_->replica.has_value()) {
+    poll_->result.commit_end = cells_.front()->snapshot().next_offset;
+    poll_->result.appended_end = cells_.front()->appended.snapshot().next_offset;
+  }
   finish(shard, ok_status());
 }
 
