@@ -267,6 +267,7 @@ Status LinkHub::start_op(Executed& executed, const cluster::LinkRequest& request
   const std::span<const std::byte> payload = executed.payload;
   if (request.code == cluster::figures_code) return answer_figures(executed);
   if (request.code == cluster::link_fetch_code) return start_fetch(executed, request);
+  if (request.code == cluster::replica_fetch_code) return start_replica_fetch(executed, request);
   switch (static_cast<protocol::Command>(request.code)) {
     case protocol::Command::send_messages: {
       HARK_TRY_ASSIGN(const protocol::SendMessagesRequest decoded,
@@ -378,6 +379,63 @@ Status LinkHub::start_fetch(Executed& executed, const cluster::LinkRequest& requ
   return ok_status();
 }
 
+Status LinkHub::start_replica_fetch(Executed& executed, const cluster::LinkRequest& request) {
+  HARK_TRY_ASSIGN(const cluster::ReplicaFetchRequest fetch,
+                  cluster::parse_replica_fetch(executed.payload));
+  const core::PartitionKey key{StreamId(fetch.stream), TopicId(fetch.topic),
+                               PartitionId(fetch.partition)};
+  const cluster::ClusterView* view = shard_.cluster_view();
+  if (view == nullptr) return Error::shard_communication_error;
+  const auto found = view->assignments.find(key);
+  const auto place =
+      found == view->assignments.end() ? std::nullopt : found->second.place_of(view->self);
+  const auto member = place ? found->second.member_of(executed.entry.first) : std::nullopt;
+  if (!place || place->role != core::ReplicaRole::leader || place->epoch != fetch.epoch ||
+      place->set != fetch.set || !member || *member == 0) {
+    // Not the leader of that epoch here (yet, or any more): the follower asks again.
+    return Error::shard_communication_error;
+  }
+  auto& op = executed.op.emplace<Executed::LinkOp<core::Poll>>(executed);
+  op.stream = core::NameOrId::id(fetch.stream);
+  op.topic = core::NameOrId::id(fetch.topic);
+  op.partition = fetch.partition;
+  op.from = core::PollFrom::offset;
+  op.value = fetch.from;
+  op.count = std::max<uint32_t>(fetch.count, 1);
+  op.wait = std::chrono::microseconds(request.wait_us);  // Parked: woken by the next append.
+  op.replica = core::ReplicaFetch{.member = *member, .epoch = fetch.epoch, .set = fetch.set};
+  shard_.broker().submit(op);
+  return ok_status();
+}
+
+void LinkHub::answer_replica_fetch(Executed& executed) {
+  const auto& poll = std::get<Executed::LinkOp<core::Poll>>(executed.op);
+  const core::PollResult& result = poll.result;
+  protocol::Bytes payload;
+  cluster::append_replica_fetch_ends({.commit = result.commit_end,
+                                      .appended = result.appended_end,
+                                      .epoch_start = result.epoch_start},
+                                     payload);
+  const std::span<const std::byte> messages = result.messages.bytes();
+  const auto prefix = protocol::poll_response_prefix(poll_header(result), messages.size());
+  // poll_response_prefix is a whole response's: [status][length] then the poll header.
+  constexpr size_t skipped = protocol::response_header_size;
+  const size_t poll_bytes = prefix.size() - skipped + messages.size();
+  append_header(executed.answer,
+                protocol::ok_response_header(static_cast<uint32_t>(payload.size() + poll_bytes)));
+  executed.answer.insert(executed.answer.end(), payload.begin(), payload.end());
+  executed.answer.insert(executed.answer.end(), prefix.begin() + skipped, prefix.end());
+  executed.answer.insert(executed.answer.end(), messages.begin(), messages.end());
+  // Caught up: this fetch read up to the leader's appended end.
+  const uint64_t next = result.messages.empty() ? poll.value : result.messages.last().value() + 1;
+  const auto fetch = cluster::parse_replica_fetch(executed.payload);
+  if (shard_.replication() != nullptr && fetch.ok()) {
+    shard_.replication()->fetched(core::PartitionKey{StreamId(fetch->stream), TopicId(fetch->topic),
+                                                     PartitionId(fetch->partition)},
+                                  executed.entry.first, fetch->epoch, next >= result.appended_end);
+  }
+}
+
 template <typename Request>
 Status LinkHub::start_notify(Executed& executed, const cluster::LinkRequest& request,
                              Status (*fill)(const Request&, uint32_t, core::Notify&)) {
@@ -432,6 +490,8 @@ void LinkHub::encode_answer(Executed& executed) {
     append_header(executed.answer, cluster::not_hosted_response());
   } else if (!status.ok()) {
     append_header(executed.answer, protocol::error_response(status.error()));
+  } else if (executed.code == cluster::replica_fetch_code) {
+    answer_replica_fetch(executed);
   } else {
     std::visit(AnswerOf{executed.answer, executed.code}, executed.op);
   }

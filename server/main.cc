@@ -338,7 +338,7 @@ std::unique_ptr<cluster::CoordinationThread> start_coordination(const ServerOpti
   settings.journal = &journal;
   settings.entries = &entries;
   settings.health = server.links() != nullptr ? &server.links()->etcd : nullptr;
-  settings.moves = server.move_reports();
+  settings.moves = server.shard_reports();
   settings.etcd = gateway_options(options);
   settings.agent = {
       .cluster = options.cluster_name,

@@ -177,7 +177,7 @@ void MoveCopy::report_ready() {
   HARK_LOG_INFO("move of %u/%u/%u: copied up to offset %u with %u stored offsets; ready",
                 key_.stream.value(), key_.topic.value(), key_.partition.value(), end_,
                 offsets_.size());
-  shard_.move_reports().push(key_, move_.epoch);
+  shard_.shard_reports().push(key_, move_.epoch);
 }
 
 void MoveCopy::retry(const char* what, Error error) {

@@ -27,7 +27,7 @@ namespace hark::server {
 //   fencing: a fenced fetch; A stops admitting sends and answers its end and offsets →
 //   tail:    fetch and append up to that end →
 //   offsets: StoreOffset each consumer's and group's offset →
-//   ready:   pushed to the coordination thread (MoveReports), which marks the move ready.
+//   ready:   pushed to the coordination thread (ShardReports), which marks the move ready.
 // A failed fetch (link down, A not knowing the move yet) or a refused append is retried after a
 // backoff (100 ms doubling to 2 s), from B's end as the append left it; nothing is lost or
 // written twice (an append must start at B's end).

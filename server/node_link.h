@@ -23,7 +23,7 @@
 #include "hark/protocol/writer.h"
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/link_protocol.h"
-#include "hark/server/cluster/move_reports.h"
+#include "hark/server/cluster/shard_reports.h"
 #include "hark/server/tls.h"
 
 namespace hark::server {
@@ -48,7 +48,7 @@ struct LinkShared {
   // Mutual TLS on every link, both ways (cluster.tls_*); null: plain TCP.
   std::unique_ptr<TlsContext> tls;
   // Moves shard 0 copied, for the coordination thread to mark ready (server/move_copy.h).
-  cluster::MoveReports move_reports;
+  cluster::ShardReports shard_reports;
 
   std::atomic<uint64_t> links_up{0};            // Handshakes that succeeded, both sides.
   std::atomic<uint64_t> handshakes_refused{0};  // Wrong proof, frame out of turn, garbage.
@@ -353,6 +353,10 @@ class LinkHub final : private io::Completion {
   Status start_op(Executed& executed, const cluster::LinkRequest& request);
   // A move's fetch from its target (link_fetch_code; docs/cluster.md §Moves).
   Status start_fetch(Executed& executed, const cluster::LinkRequest& request);
+  // A follower's fetch (replica_fetch_code; docs/cluster.md §Replication, The data path).
+  Status start_replica_fetch(Executed& executed, const cluster::LinkRequest& request);
+  // Its answer: the leader's ends, then the messages; the follower's progress to Replication.
+  void answer_replica_fetch(Executed& executed);
   void answer_error(InboundLink& link, uint64_t id, Error error);
   // A parked poll or notification is cancelled in the broker; anything else runs on.
   void cancel_waiting(Executed& executed);

@@ -77,8 +77,8 @@ class Server final : public core::ShardHooks, public cluster::ViewSink {
     return shared_.links != nullptr ? " " + shared_.links->format() : std::string();
   }
   // Where shard 0 reports the moves it copied (cluster mode; null on one node).
-  cluster::MoveReports* move_reports() {
-    return shared_.links != nullptr ? &shared_.links->move_reports : nullptr;
+  cluster::ShardReports* shard_reports() {
+    return shared_.links != nullptr ? &shared_.links->shard_reports : nullptr;
   }
   // When harkd started, µs since the epoch (any thread).
   UnixMicros started_at() const { return shared_.started_at; }

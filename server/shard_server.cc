@@ -95,7 +95,10 @@ Result<std::unique_ptr<ShardServer>> ShardServer::create(io::Reactor& reactor, c
     const bool first = reactor.id().value() == 0;
     shard->links_ =
         std::make_unique<LinkHub>(*shard, *shared.links, first ? shared.links->listen_fd : -1);
-    if (first) shard->move_copies_ = std::make_unique<MoveCopies>(*shard);
+    if (first) {
+      shard->move_copies_ = std::make_unique<MoveCopies>(*shard);
+      shard->replication_ = std::make_unique<Replication>(*shard);
+    }
   }
   return shard;
 }
@@ -120,6 +123,7 @@ void ShardServer::set_cluster_view(Ref<const cluster::ClusterView> view) {
   while (Connection* connection = waiting.pop_front()) connection->view_changed();
   if (id() != ShardId(0) || stopping_) return;
   if (move_copies_ != nullptr) move_copies_->on_view(*cluster_view_);
+  if (replication_ != nullptr) replication_->on_view(*cluster_view_);
   // Members are journaled with ids that name their node: a node that left (its lease lapsed)
   // takes its members with it, and a restarted node drops those of its previous run, so no
   // group keeps dealing partitions to a member nobody polls for.
@@ -143,14 +147,22 @@ void ShardServer::host_assigned() {
   const cluster::ClusterView& view = *cluster_view_;
   std::vector<core::PartitionKey> hosted;
   std::vector<core::PartitionKey> moving;
+  std::vector<core::HostedPlace> places;
   for (const auto& [key, assignment] : view.assignments) {
-    if (assignment.node == view.self) hosted.push_back(key);
+    // A replicated partition is open on each of its replicas, in its place (docs/cluster.md
+    // §Replication, The data path).
+    if (const auto place = assignment.place_of(view.self)) {
+      hosted.push_back(key);
+      places.push_back({.key = key, .place = *place});
+    } else if (assignment.node == view.self) {
+      hosted.push_back(key);
+    }
   }
   for (const auto& [key, move] : view.moves) {
     if (move.to == view.self) hosted.push_back(key);
     if (move.from == view.self) moving.push_back(key);
   }
-  const Status status = broker_.host(hosted, moving);
+  const Status status = broker_.host(hosted, moving, places);
   if (!status.ok()) {
     HARK_LOG_ERROR("cluster: shard %u could not open every partition assigned to it (%s)",
                    reactor_.id().value(), std::string(error_name(status.error())));
@@ -357,6 +369,7 @@ void ShardServer::collect() {
   }
   if (links_ != nullptr) links_->collect();
   if (move_copies_ != nullptr) move_copies_->collect();
+  if (replication_ != nullptr) replication_->collect();
 }
 
 void ShardServer::stop() {
@@ -371,6 +384,7 @@ void ShardServer::stop() {
     listen_fd_ = -1;
   }
   if (move_copies_ != nullptr) move_copies_->stop();
+  if (replication_ != nullptr) replication_->stop();
   // Requests forwarded from here fail (a poll answers empty), so the connections can close.
   if (links_ != nullptr) links_->stop();
   HARK_LOG_DEBUG("shard %u: stopping, %u connections open", id().value(), live_.size());
@@ -385,7 +399,8 @@ void ShardServer::drain() {
   const Instant deadline = reactor_.clock().monotonic_now() + drain_timeout;
   const auto busy = [&] {
     return !live_.empty() || accept_armed_ || (links_ != nullptr && links_->busy()) ||
-           (move_copies_ != nullptr && move_copies_->busy());
+           (move_copies_ != nullptr && move_copies_->busy()) ||
+           (replication_ != nullptr && replication_->busy());
   };
   while (busy() && reactor_.clock().monotonic_now() < deadline) {
     reactor_.ring().run(std::chrono::milliseconds(10));
@@ -393,12 +408,14 @@ void ShardServer::drain() {
   }
   collect();
   if (!busy()) {
+    replication_.reset();
     move_copies_.reset();
     links_.reset();
   }  // Its links cancel their timers: while the reactor lives.
   if (busy()) {
     (void)move_copies_.release();  // The broker may still complete one of its operations.
-    (void)links_.release();        // The kernel may still complete one of its operations.
+    (void)replication_.release();
+    (void)links_.release();  // The kernel may still complete one of its operations.
     // The kernel or the broker may still complete something: keep the objects (freed by the
     // destructor, once the broker is gone) and the buffers the kernel may still fill.
     HARK_LOG_WARN("shard %u: %u connections still busy at shutdown", id().value(), live_.size());

@@ -22,6 +22,7 @@
 #include "hark/server/move_copy.h"
 #include "hark/server/node_link.h"
 #include "hark/server/options.h"
+#include "hark/server/replication.h"
 #include "hark/server/tls.h"
 #include "hark/server/users/auth_pool.h"
 #include "hark/server/users/login_throttle.h"
@@ -115,8 +116,10 @@ class ShardServer final : private io::Completion {
   void accept_clients() { arm_accept(); }
   // This shard's node links (cluster mode), or null.
   LinkHub* links() { return links_.get(); }
+  // Shard 0's replication duties (cluster mode), or null.
+  Replication* replication() { return replication_.get(); }
   // Cluster mode only.
-  cluster::MoveReports& move_reports() { return shared_.links->move_reports; }
+  cluster::ShardReports& shard_reports() { return shared_.links->shard_reports; }
   Instant monotonic_now() const { return reactor_.clock().monotonic_now(); }
   UnixMicros started_at() const { return shared_.started_at; }
   UnixMicros realtime_now() const { return reactor_.clock().realtime_now(); }
@@ -203,8 +206,9 @@ class ShardServer final : private io::Completion {
   RetryTimer retry_timer_{*this};
   bool accept_armed_ = false;
   bool stopping_ = false;
-  std::unique_ptr<LinkHub> links_;           // Last: its links use the members above.
-  std::unique_ptr<MoveCopies> move_copies_;  // Shard 0 in cluster mode; uses links_.
+  std::unique_ptr<LinkHub> links_;            // Last: its links use the members above.
+  std::unique_ptr<MoveCopies> move_copies_;   // Shard 0 in cluster mode; uses links_.
+  std::unique_ptr<Replication> replication_;  // Shard 0 in cluster mode; uses links_.
 };
 
 }  // namespace hark::server

@@ -240,6 +240,45 @@ bool ClusterView::is_draining(uint32_t id) const {
   return std::find(draining.begin(), draining.end(), id) != draining.end();
 }
 
+std::optional<uint32_t> Assignment::member_of(uint32_t id) const {
+  if (id == node) return 0;
+  uint32_t member = 1;
+  for (const uint32_t replica : replicas) {
+    if (replica == node) continue;
+    if (replica == id) return member;
+    member++;
+  }
+  return std::nullopt;
+}
+
+std::optional<core::ReplicaPlace> Assignment::place_of(uint32_t id) const {
+  if (replicas.size() < 2 || !has_replica(id)) return std::nullopt;
+  core::ReplicaPlace place{
+      .role = id == node ? core::ReplicaRole::leader : core::ReplicaRole::follower,
+      .epoch = epoch,
+      .replicas = static_cast<uint32_t>(replicas.size()),
+      .set = 0,
+      .in_sync = 0};
+  // FNV-1a over the members in member order.
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto mix = [&](uint32_t value) {
+    for (int i = 0; i < 4; i++) {
+      hash ^= (value >> (8 * i)) & 0xFF;
+      hash *= 0x100000001b3ULL;
+    }
+  };
+  mix(node);
+  for (const uint32_t replica : replicas) {
+    if (replica != node) mix(replica);
+  }
+  place.set = hash == 0 ? 1 : hash;
+  for (const uint32_t member : isr) {
+    if (const auto index = member_of(member)) place.in_sync |= 1u << *index;
+  }
+  place.in_sync |= 1;
+  return place;
+}
+
 PartitionOwner ClusterView::owner(const core::PartitionKey& key) const {
   const auto found = assignments.find(key);
   if (found == assignments.end()) return {};

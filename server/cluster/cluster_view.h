@@ -10,6 +10,7 @@
 
 #include "hark/core/base/ref.h"
 #include "hark/core/base/result.h"
+#include "hark/core/broker/operation.h"
 #include "hark/core/partition_key.h"
 
 namespace hark::server::cluster {
@@ -45,6 +46,12 @@ struct Assignment {
   bool in_sync(uint32_t id) const;
   // The invariants above: replicas distinct and nonzero, node in isr, isr within replicas.
   bool well_formed() const;
+  // Replication's member numbering (docs/cluster.md §Replication, The data path): the leader
+  // is member 0, the other replicas follow in replica order. nullopt: not a replica.
+  std::optional<uint32_t> member_of(uint32_t id) const;
+  // `id`'s place in the replica set (core::ReplicaPlace): nullopt for a factor-1 partition or a
+  // node outside its replicas. `set` hashes the members in that order (never 0).
+  std::optional<core::ReplicaPlace> place_of(uint32_t id) const;
 };
 
 // Factor 1, placed on `node`: what an assignment was before replicas existed.

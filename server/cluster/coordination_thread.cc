@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <string>
 
 #include "hark/core/base/clock.h"
 #include "hark/core/base/log.h"
@@ -46,7 +47,7 @@ void CoordinationThread::wake() {
 void CoordinationThread::report_moves(NodeAgent& agent) {
   if (options_.moves == nullptr) return;
   bool reachable = true;
-  for (const MoveReports::Ready& ready : options_.moves->take()) {
+  for (const ShardReports::Ready& ready : options_.moves->take()) {
     const Ref<const ClusterView> view = agent.view();
     const std::optional<Move> move = view ? view->move_of(ready.key) : std::nullopt;
     if (!move || move->epoch != ready.epoch || move->ready) continue;  // Gone or done.
@@ -60,6 +61,23 @@ void CoordinationThread::report_moves(NodeAgent& agent) {
     HARK_LOG_INFO("cluster: move of %u/%u/%u at epoch %u %s", ready.key.stream.value(),
                   ready.key.topic.value(), ready.key.partition.value(), ready.epoch,
                   *marked ? "marked ready" : "changed meanwhile: not marked");
+  }
+}
+
+void CoordinationThread::change_isrs(NodeAgent& agent) {
+  if (options_.moves == nullptr) return;
+  for (ShardReports::IsrChange& change : options_.moves->take_isr()) {
+    const Result<NodeAgent::IsrChange> changed =
+        agent.change_isr(change.key, change.epoch, change.isr);
+    const char* outcome = !changed.ok()                               ? "not written (etcd)"
+                          : *changed == NodeAgent::IsrChange::applied ? "written"
+                          : *changed == NodeAgent::IsrChange::deposed ? "refused: not the leader"
+                                                                      : "stale: asked again";
+    std::string isr;
+    for (const uint32_t node : change.isr) isr += (isr.empty() ? "" : ",") + std::to_string(node);
+    HARK_LOG_INFO("cluster: in-sync set of %u/%u/%u at epoch %u -> [%s]: %s",
+                  change.key.stream.value(), change.key.topic.value(), change.key.partition.value(),
+                  change.epoch, isr, outcome);
   }
 }
 
@@ -88,7 +106,10 @@ void CoordinationThread::run() {
     const bool waiting = metadata && metadata->waiting();
     const Status stepped = agent.step(waiting ? std::chrono::milliseconds(5) : wait);
     if (options_.health != nullptr) options_.health->stepped(stepped.ok());
-    if (stepped.ok()) report_moves(agent);
+    if (stepped.ok()) {
+      report_moves(agent);
+      change_isrs(agent);
+    }
     // The shards get the new view before this node's metadata progress is published: a
     // command answered on that progress is then routable here (docs/cluster.md §Metadata).
     const Ref<const ClusterView> view = agent.view();

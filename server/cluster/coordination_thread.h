@@ -10,8 +10,8 @@
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/server/cluster/etcd_gateway.h"
 #include "hark/server/cluster/etcd_journal.h"
-#include "hark/server/cluster/move_reports.h"
 #include "hark/server/cluster/node_agent.h"
+#include "hark/server/cluster/shard_reports.h"
 
 namespace hark::server::cluster {
 
@@ -24,8 +24,8 @@ struct CoordinationOptions {
   EntrySink* entries = nullptr;
   // Where each step's outcome is counted (for /metrics), or null.
   EtcdHealth* health = nullptr;
-  // Moves this node copied, to mark ready (move_reports.h). Null: none (tests).
-  MoveReports* moves = nullptr;
+  // Moves this node copied, to mark ready (shard_reports.h). Null: none (tests).
+  ShardReports* moves = nullptr;
 };
 
 // harkd's coordination thread (`hark-coord`): the only thread that talks to etcd. It steps a
@@ -57,6 +57,8 @@ class CoordinationThread final : private JournalLink::Waker {
   void wake() override;
   // Marks the moves the shards copied ready (etcd unreachable: kept for the next step).
   void report_moves(NodeAgent& agent);
+  // The in-sync set changes shard 0 asked for (ShardReports), written with change_isr.
+  void change_isrs(NodeAgent& agent);
 
   CoordinationOptions options_;
   ViewSink& sink_;

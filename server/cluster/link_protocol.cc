@@ -148,6 +148,48 @@ Result<LinkFetch> parse_link_fetch(std::span<const std::byte> payload) {
   return fetch;
 }
 
+void append_replica_fetch(const ReplicaFetchRequest& fetch, protocol::Bytes& payload) {
+  protocol::Writer writer(payload);
+  writer.u32(fetch.stream);
+  writer.u32(fetch.topic);
+  writer.u32(fetch.partition);
+  writer.u64(fetch.epoch);
+  writer.u64(fetch.set);
+  writer.u64(fetch.from);
+  writer.u32(fetch.count);
+}
+
+Result<ReplicaFetchRequest> parse_replica_fetch(std::span<const std::byte> payload) {
+  protocol::Reader reader(payload);
+  ReplicaFetchRequest fetch;
+  HARK_TRY_ASSIGN(fetch.stream, reader.u32());
+  HARK_TRY_ASSIGN(fetch.topic, reader.u32());
+  HARK_TRY_ASSIGN(fetch.partition, reader.u32());
+  HARK_TRY_ASSIGN(fetch.epoch, reader.u64());
+  HARK_TRY_ASSIGN(fetch.set, reader.u64());
+  HARK_TRY_ASSIGN(fetch.from, reader.u64());
+  HARK_TRY_ASSIGN(fetch.count, reader.u32());
+  if (!reader.empty()) return Error::invalid_command;
+  return fetch;
+}
+
+void append_replica_fetch_ends(const ReplicaFetchEnds& ends, protocol::Bytes& payload) {
+  protocol::Writer writer(payload);
+  writer.u64(ends.commit);
+  writer.u64(ends.appended);
+  writer.u64(ends.epoch_start);
+}
+
+Result<ReplicaFetchEnds> parse_replica_fetch_ends(std::span<const std::byte> payload) {
+  protocol::Reader reader(payload);
+  ReplicaFetchEnds ends;
+  HARK_TRY_ASSIGN(ends.commit, reader.u64());
+  HARK_TRY_ASSIGN(ends.appended, reader.u64());
+  HARK_TRY_ASSIGN(ends.epoch_start, reader.u64());
+  if (ends.commit > ends.appended) return Error::invalid_command;
+  return ends;
+}
+
 void append_link_fence_answer(const LinkFenceAnswer& answer, protocol::Bytes& payload) {
   protocol::Writer writer(payload);
   writer.u64(answer.end);

@@ -42,6 +42,13 @@ namespace hark::server::cluster {
 //        partition and answers [u64 end][u32 n][n × [u8 kind][u32 id][u64 offset]] (its log's
 //        end and stored consumer and group offsets). Refused (resource_not_found, 20) unless
 //        A's view has that move, from A to the link's node, at that epoch.
+//   replica fetch (replica_fetch_code) F → L   payload [u32 stream][u32 topic][u32 partition]
+//        [u64 epoch][u64 set][u64 from][u32 count]: follower F's fetch from its leader L
+//        (docs/cluster.md §Replication, The data path): `from` is F's durable end, its
+//        acknowledgement of everything below. Answered, at once or when the next append
+//        arrives within the request's wait, with [u64 commit][u64 appended end][u64 epoch start]
+//        and a PollMessages answer of what L appended from `from`. Refused (11001) unless L's
+//        view makes it the leader at `epoch` with that set and F a member of it.
 enum class LinkKind : uint8_t {
   hello = 1,
   challenge = 2,
@@ -131,6 +138,29 @@ struct LinkFetch {
 };
 void append_link_fetch(const LinkFetch& fetch, protocol::Bytes& payload);
 Result<LinkFetch> parse_link_fetch(std::span<const std::byte> payload);
+
+inline constexpr uint32_t replica_fetch_code = 0x4C4B0002;
+
+struct ReplicaFetchRequest {
+  uint32_t stream = 0;
+  uint32_t topic = 0;
+  uint32_t partition = 0;
+  uint64_t epoch = 0;
+  uint64_t set = 0;
+  uint64_t from = 0;
+  uint32_t count = 0;
+};
+void append_replica_fetch(const ReplicaFetchRequest& fetch, protocol::Bytes& payload);
+Result<ReplicaFetchRequest> parse_replica_fetch(std::span<const std::byte> payload);
+// The ends at the head of a replica fetch's answer payload (the poll answer follows).
+struct ReplicaFetchEnds {
+  uint64_t commit = 0;
+  uint64_t appended = 0;
+  uint64_t epoch_start = 0;
+};
+inline constexpr size_t replica_fetch_ends_size = 24;
+void append_replica_fetch_ends(const ReplicaFetchEnds& ends, protocol::Bytes& payload);
+Result<ReplicaFetchEnds> parse_replica_fetch_ends(std::span<const std::byte> payload);
 
 // A fenced fetch's answer payload.
 struct LinkStoredOffset {

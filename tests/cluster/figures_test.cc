@@ -58,7 +58,8 @@ class ClusterFigures : public ::testing::Test {
     LocalCluster::Options options;
     // Factor 1: a drain plans moves (a replicated partition's replicas follow the replica
     // rules instead, docs/cluster.md §Replication).
-    options.extra_args = {"--metrics-address", "127.0.0.1:0", "--min-replication-factor", "1"};
+    options.extra_args = single_replica_args;
+    options.extra_args.insert(options.extra_args.end(), {"--metrics-address", "127.0.0.1:0"});
     ASSERT_EQ(cluster_.start(options), "");
     for (uint32_t id = 1; id <= 3; id++) {
       senders_[id] = cluster_.connect(id);

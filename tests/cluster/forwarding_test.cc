@@ -47,7 +47,7 @@ constexpr uint32_t partitions = 3;
 
 class HarkdForwarding : public ::testing::Test {
  protected:
-  virtual LocalCluster::Options options() const { return {}; }
+  virtual LocalCluster::Options options() const { return {.extra_args = single_replica_args}; }
 
   void SetUp() override {
     ASSERT_EQ(cluster_.start(options()), "");
@@ -363,7 +363,9 @@ TEST_F(HarkdForwarding, DeadOwnerIsUnavailableUntilItReturns) {
 // link handshake runs inside TLS, forwarding and waking work unchanged.
 class HarkdLinkTls : public HarkdForwarding {
  protected:
-  LocalCluster::Options options() const override { return {.link_tls = true}; }
+  LocalCluster::Options options() const override {
+    return {.extra_args = single_replica_args, .link_tls = true};
+  }
 };
 
 TEST_F(HarkdLinkTls, ASendIsForwardedAndAParkedPollWokenOverMutualTls) {
@@ -418,7 +420,7 @@ TEST_F(HarkdLinkTls, APlainTcpPeerOnTheLinkPortIsClosedAndCounted) {
 class HarkdLinkTlsOtherCa : public HarkdForwarding {
  protected:
   LocalCluster::Options options() const override {
-    return {.link_tls = true, .link_tls_other_ca = {3}};
+    return {.extra_args = single_replica_args, .link_tls = true, .link_tls_other_ca = {3}};
   }
 };
 

@@ -46,6 +46,7 @@ class LinkFaults : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(proxy_.start());
     LocalCluster::Options options;
+    options.extra_args = single_replica_args;  // Sends to one owner through the proxy.
     options.shards_count = 1;
     options.node_args[3] = {"--advertised-link-address", proxy_.address()};
     ASSERT_EQ(cluster_.start(options), "");

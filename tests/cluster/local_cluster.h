@@ -29,6 +29,12 @@ namespace hark::test {
 // mutual TLS when Options asks (certificates issued at start by a TestCa, tls_certs.h).
 //
 // Owned by one thread (the test's). Control plane: allocates freely.
+// extra_args for a cluster whose topics keep one copy (factor 1, docs/cluster.md §Replication
+// factor): for tests of forwarding, moves and links, where replicas' fetches (parked at each
+// leader, and counted in its parked and woken figures) or a node without links (which holds
+// commits back) would be beside the point.
+inline const std::vector<std::string> single_replica_args = {"--min-replication-factor", "1"};
+
 class LocalCluster {
  public:
   struct Options {

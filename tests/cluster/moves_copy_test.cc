@@ -50,7 +50,8 @@ class HarkdMoveCopy : public ::testing::Test {
   void SetUp() override {
     // Moves copy factor-1 partitions; a replicated one moves its leadership instead
     // (docs/cluster.md §Replication: the controller side).
-    options_.extra_args.insert(options_.extra_args.end(), {"--min-replication-factor", "1"});
+    options_.extra_args.insert(options_.extra_args.end(), single_replica_args.begin(),
+                               single_replica_args.end());
     ASSERT_EQ(cluster_.start(options_), "");
     started();
     ASSERT_EQ(cluster_.connect_all(clients_), "");

@@ -31,7 +31,7 @@ constexpr uint32_t partitions = 3;
 class HarkdMoves : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(cluster_.start({}), "");
+    ASSERT_EQ(cluster_.start({.extra_args = single_replica_args}), "");  // Moves of factor 1.
     ASSERT_EQ(cluster_.connect_all(clients_), "");
     ASSERT_TRUE(cluster_.wait_for_all_members());
     ASSERT_EQ(cluster_.create_topic_everywhere(*clients_[1], partitions), "");

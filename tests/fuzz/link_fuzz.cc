@@ -61,6 +61,7 @@ struct Owner {
     if (!request.ok()) return false;
     (void)hark::protocol::decode_request(request->code, request->payload);
     if (request->code == figures_code) (void)parse_figures_request(request->payload);
+    if (request->code == replica_fetch_code) (void)parse_replica_fetch(request->payload);
     if ((request->flags & LinkRequest::deduplicated) == 0) return true;
     table.trim_below(request->answered_below);
     const AnswerTable::Seen seen = table.begin(request->id);
@@ -160,6 +161,9 @@ class Side {
     if (parse_figures_answer(bytes, figures).ok() && figures.size() > figures_max) {
       __builtin_trap();
     }
+    // A replica fetch's answer head (server/replication.cc): a commit past the end is refused.
+    const auto ends = parse_replica_fetch_ends(bytes.subspan(hark::protocol::response_header_size));
+    if (ends.ok() && ends->commit > ends->appended) __builtin_trap();
     return true;
   }
 

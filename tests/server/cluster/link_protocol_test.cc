@@ -135,6 +135,30 @@ TEST(LinkFrames, MoveFetchAndFenceAnswerRoundTripAndRefuseGarbage) {
   EXPECT_FALSE(parse_link_fence_answer(std::span(encoded).first(encoded.size() - 1)).ok());
 }
 
+TEST(LinkFrames, ReplicaFetchAndItsEndsRoundTripAndRefuseGarbage) {
+  const ReplicaFetchRequest fetch{
+      .stream = 1, .topic = 2, .partition = 3, .epoch = 4, .set = 5, .from = 6, .count = 7};
+  protocol::Bytes payload;
+  append_replica_fetch(fetch, payload);
+  const auto parsed = parse_replica_fetch(payload);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->set, 5u);
+  EXPECT_EQ(parsed->from, 6u);
+  EXPECT_EQ(parsed->count, 7u);
+  payload.push_back(std::byte{0});
+  EXPECT_FALSE(parse_replica_fetch(payload).ok());
+  protocol::Bytes ends;
+  append_replica_fetch_ends({.commit = 3, .appended = 9, .epoch_start = 2}, ends);
+  ASSERT_EQ(ends.size(), replica_fetch_ends_size);
+  const auto parsed_ends = parse_replica_fetch_ends(ends);
+  ASSERT_TRUE(parsed_ends.ok());
+  EXPECT_EQ(parsed_ends->appended, 9u);
+  EXPECT_EQ(parsed_ends->epoch_start, 2u);
+  protocol::Bytes backwards;  // A commit past the appended end cannot be.
+  append_replica_fetch_ends({.commit = 10, .appended = 9, .epoch_start = 2}, backwards);
+  EXPECT_FALSE(parse_replica_fetch_ends(backwards).ok());
+}
+
 TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
   protocol::Bytes out;
   append_link_cancel(5, out);

@@ -344,5 +344,32 @@ TEST(DecideReplicas, ANewLeaderComesFromTheIsrAndPrefersOneThatDoesNotDrain) {
   EXPECT_FALSE(decide_replicas(current, facts, loads).has_value());  // All well.
 }
 
+// A replica's place for the data path (docs/cluster.md §Replication, The data path): the
+// leader is member 0, the others follow in replica order; the in-sync mask and the set's hash
+// follow the members, so a reordered set is another set.
+TEST(ReplicaPlace, MembersAreNumberedFromTheLeaderAndTheSetNamesTheirOrder) {
+  const Assignment assignment{.node = 2, .epoch = 4, .replicas = {1, 2, 3}, .isr = {2, 3}};
+  EXPECT_EQ(assignment.member_of(2), 0u);
+  EXPECT_EQ(assignment.member_of(1), 1u);
+  EXPECT_EQ(assignment.member_of(3), 2u);
+  EXPECT_EQ(assignment.member_of(4), std::nullopt);
+  const auto leader = assignment.place_of(2);
+  ASSERT_TRUE(leader.has_value());
+  EXPECT_EQ(leader->role, core::ReplicaRole::leader);
+  EXPECT_EQ(leader->epoch, 4u);
+  EXPECT_EQ(leader->replicas, 3u);
+  EXPECT_EQ(leader->in_sync, 0b101u);  // Itself and node 3 (member 2).
+  const auto follower = assignment.place_of(3);
+  ASSERT_TRUE(follower.has_value());
+  EXPECT_EQ(follower->role, core::ReplicaRole::follower);
+  EXPECT_EQ(follower->set, leader->set);
+  EXPECT_NE(follower->set, 0u);
+  EXPECT_EQ(assignment.place_of(4), std::nullopt);
+  Assignment reordered = assignment;
+  reordered.replicas = {2, 3, 1};
+  EXPECT_NE(reordered.place_of(2)->set, leader->set);
+  EXPECT_EQ(single_replica(1, 1, 1).place_of(1), std::nullopt);  // Factor 1: no place.
+}
+
 }  // namespace
 }  // namespace hark::server::cluster

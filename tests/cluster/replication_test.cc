@@ -1,0 +1,194 @@
+// Replication with real processes (docs/cluster.md §Replication, The data path): three harkd
+// and a real etcd (LocalCluster), topics of the default factor 3. Followers fetch from their
+// leader and join the in-sync set once caught up; a send is acknowledged once every in-sync
+// replica and a majority hold it, so a leader SIGKILLed after acknowledging loses nothing: the
+// controller makes a follower leader at the next epoch and every acknowledged message is read
+// back through the survivors, at its offset, once. A killed follower leaves the in-sync set
+// (sends go on with the other two) and, restarted, copies what it missed and joins again.
+// Label cluster (release stage only).
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hark/tests/support/wait_until.h"
+#include "local_cluster.h"
+
+namespace hark::test {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::Identifier;
+
+constexpr auto failover_timeout = std::chrono::milliseconds(30'000);
+
+class HarkdReplication : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cluster_.start({}), "");
+    ASSERT_TRUE(cluster_.wait_for_all_members());
+    auto client = cluster_.connect(1);
+    ASSERT_NE(client, nullptr);
+    ASSERT_EQ(cluster_.create_topic_everywhere(*client, 1), "");
+  }
+
+  std::optional<server::cluster::Assignment> assignment() {
+    return cluster_.assignment_of(0, 0, 0);
+  }
+
+  // Until every replica is in sync (the followers fetched up to the leader's end).
+  bool all_in_sync() {
+    return wait_until(
+        [&] {
+          const auto now = assignment();
+          return now && now->replicas.size() == 3 && now->isr.size() == 3;
+        },
+        failover_timeout, 10ms);
+  }
+
+  // Sends `payload` to partition 0 through node `id`; a connection per call keeps the test
+  // independent of which nodes are alive.
+  Status send(uint32_t id, const std::string& payload) {
+    auto client = cluster_.connect(id);
+    if (client == nullptr) return Error::shard_communication_error;
+    const protocol::Bytes bytes(
+        reinterpret_cast<const std::byte*>(payload.data()),
+        reinterpret_cast<const std::byte*>(payload.data()) + payload.size());
+    const protocol::OutgoingMessage message{.payload = bytes};
+    return client->send_messages({.stream_id = Identifier::numeric(0),
+                                  .topic_id = Identifier::numeric(0),
+                                  .partitioning = protocol::Partitioning::partition(0)},
+                                 {&message, 1});
+  }
+
+  // Every message of partition 0 through node `id`, in offset order: (offset, payload).
+  Result<std::vector<std::pair<uint64_t, std::string>>> read_all(uint32_t id) {
+    auto client = cluster_.connect(id);
+    if (client == nullptr) return Error::shard_communication_error;
+    std::vector<std::pair<uint64_t, std::string>> out;
+    for (;;) {
+      HARK_TRY_ASSIGN(
+          const client::PolledMessages polled,
+          client->poll_messages(
+              {.consumer = {.kind = protocol::ConsumerKind::consumer, .id = Identifier::numeric(1)},
+               .stream_id = Identifier::numeric(0),
+               .topic_id = Identifier::numeric(0),
+               .partition_id = 0,
+               .strategy = {.kind = protocol::PollingKind::offset, .value = out.size()},
+               .count = 1000,
+               .auto_commit = false,
+               .wait_timeout_us = std::nullopt}));
+      if (polled.messages().count() == 0) return out;
+      for (const auto& message : polled.messages()) {
+        const auto payload = message.payload();
+        out.emplace_back(
+            message.offset(),
+            std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
+      }
+    }
+  }
+
+  // Until node `id` serves exactly `expected` (offset i holds expected[i]).
+  void expect_served(uint32_t id, const std::vector<std::string>& expected) {
+    std::vector<std::pair<uint64_t, std::string>> last;
+    const bool served = wait_until(
+        [&] {
+          const auto read = read_all(id);
+          if (!read.ok()) return false;
+          last = *read;
+          return last.size() >= expected.size();
+        },
+        failover_timeout, 20ms);
+    ASSERT_TRUE(served) << "node " << id << " served " << last.size() << " of " << expected.size();
+    ASSERT_EQ(last.size(), expected.size()) << "node " << id;
+    for (size_t i = 0; i < expected.size(); i++) {
+      EXPECT_EQ(last[i].first, i);
+      EXPECT_EQ(last[i].second, expected[i]) << "offset " << i;
+    }
+  }
+
+  LocalCluster cluster_;
+};
+
+TEST_F(HarkdReplication, FollowersCatchUpJoinTheInSyncSetAndEveryNodeServesWhatWasAcknowledged) {
+  ASSERT_TRUE(all_in_sync());
+  const uint32_t leader = assignment()->node;
+  std::vector<std::string> sent;
+  for (int i = 0; i < 50; i++) {
+    sent.push_back("m" + std::to_string(i));
+    ASSERT_TRUE(send(1 + i % 3, sent.back()).ok()) << i;
+  }
+  for (uint32_t id = 1; id <= 3; id++) expect_served(id, sent);
+  EXPECT_EQ(assignment()->node, leader);
+  EXPECT_EQ(assignment()->isr.size(), 3u);
+}
+
+TEST_F(HarkdReplication, AKilledLeadersAcknowledgedSendsAreServedByTheNextLeaderOnce) {
+  ASSERT_TRUE(all_in_sync());
+  const auto before = *assignment();
+  std::vector<std::string> sent;
+  for (int i = 0; i < 100; i++) {
+    sent.push_back("before-" + std::to_string(i));
+    ASSERT_TRUE(send(before.node, sent.back()).ok()) << i;
+  }
+  cluster_.kill(before.node);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto now = assignment();
+        return now && now->node != before.node && now->epoch == before.epoch + 1;
+      },
+      failover_timeout, 20ms))
+      << "no new leader";
+  const auto after = *assignment();
+  EXPECT_TRUE(before.in_sync(after.node));
+  uint32_t survivor = after.node == 1 ? 2 : 1;
+  if (survivor == before.node) survivor = 3;
+  expect_served(survivor, sent);
+  // The new leader serves: sends through either survivor are acknowledged at once.
+  for (int i = 0; i < 20; i++) {
+    sent.push_back("after-" + std::to_string(i));
+    ASSERT_TRUE(send(i % 2 == 0 ? survivor : after.node, sent.back()).ok()) << i;
+  }
+  expect_served(after.node, sent);
+  // The old leader returns as a follower, copies what it missed and serves it once it leads.
+  ASSERT_EQ(cluster_.restart(before.node), "");
+  ASSERT_TRUE(all_in_sync());
+  cluster_.kill(after.node);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto now = assignment();
+        return now && now->node != after.node && now->epoch == after.epoch + 1;
+      },
+      failover_timeout, 20ms));
+  expect_served(assignment()->node, sent);
+}
+
+TEST_F(HarkdReplication, AKilledFollowerLeavesTheInSyncSetAndRejoinsOnceItCaughtUp) {
+  ASSERT_TRUE(all_in_sync());
+  const auto before = *assignment();
+  const uint32_t follower =
+      before.replicas[0] == before.node ? before.replicas[1] : before.replicas[0];
+  cluster_.kill(follower);
+  // Out of the set (its lease lapsed, or the leader saw it fall behind), it no longer holds
+  // commits back: sends are acknowledged by the leader and the other follower.
+  ASSERT_TRUE(wait_until([&] { return !assignment()->in_sync(follower); }, failover_timeout, 20ms));
+  EXPECT_EQ(assignment()->node, before.node);
+  std::vector<std::string> sent;
+  for (int i = 0; i < 30; i++) {
+    sent.push_back("while-away-" + std::to_string(i));
+    ASSERT_TRUE(send(before.node, sent.back()).ok()) << i;
+  }
+  ASSERT_EQ(cluster_.restart(follower), "");
+  ASSERT_TRUE(all_in_sync());
+  // It holds everything: with the leader gone, it may lead, and serves all of it.
+  cluster_.kill(before.node);
+  ASSERT_TRUE(
+      wait_until([&] { return assignment()->node != before.node; }, failover_timeout, 20ms));
+  expect_served(assignment()->node, sent);
+}
+
+}  // namespace
+}  // namespace hark::test
