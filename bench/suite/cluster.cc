@@ -80,7 +80,7 @@ bool start_pair(const Options& options, bool link_tls, Pair& pair) {
 bool measure_block(const Pair& pair, const std::string& consumer, int count, const Options& options,
                    std::vector<double>& samples) {
   const WakeResult result =
-      measure_wake_between(pair.owner, consumer, pair.placed.topic, -1, count, options.gap);
+      measure_wake_between(pair.owner, consumer, pair.placed.topic, {}, count, options.gap);
   samples.insert(samples.end(), result.latency_us.begin(), result.latency_us.end());
   return !result.failed;
 }

@@ -91,12 +91,22 @@ bool pin_process(pid_t pid, const cpu_set_t& cpus) {
   return any;
 }
 
-CpuWindow::CpuWindow(pid_t pid) : pid_(pid), start_ns_(process_cpu_ns(pid)) {}
+CpuWindow::CpuWindow(pid_t pid) : CpuWindow(std::span<const pid_t>(&pid, 1)) {}
+
+CpuWindow::CpuWindow(std::span<const pid_t> pids) : pids_(pids.begin(), pids.end()) {
+  for (const pid_t pid : pids_) start_ns_.push_back(pid > 0 ? process_cpu_ns(pid) : -1);
+}
 
 int64_t CpuWindow::used_ns() const {
-  if (pid_ <= 0 || start_ns_ < 0) return -1;
-  const int64_t now = process_cpu_ns(pid_);
-  return now < 0 ? -1 : now - start_ns_;
+  if (pids_.empty()) return -1;
+  int64_t total = 0;
+  for (size_t i = 0; i < pids_.size(); i++) {
+    if (start_ns_[i] < 0) return -1;
+    const int64_t now = process_cpu_ns(pids_[i]);
+    if (now < 0) return -1;
+    total += now - start_ns_[i];
+  }
+  return total;
 }
 
 }  // namespace hark::bench

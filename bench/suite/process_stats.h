@@ -3,6 +3,8 @@
 #include <sched.h>
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -25,16 +27,18 @@ int64_t process_context_switches(pid_t pid);
 // took it.
 bool pin_process(pid_t pid, const cpu_set_t& cpus);
 
-// A process's CPU over a window: construct at its start, read at its end.
+// A process's CPU over a window, or several processes' together (the nodes of a cluster):
+// construct at its start, read at its end.
 class CpuWindow {
  public:
   explicit CpuWindow(pid_t pid);
-  // CPU ns the process used since construction (-1 without a pid).
+  explicit CpuWindow(std::span<const pid_t> pids);
+  // CPU ns the processes used since construction, summed (-1 without a pid, or if one is gone).
   int64_t used_ns() const;
 
  private:
-  pid_t pid_;
-  int64_t start_ns_;
+  std::vector<pid_t> pids_;
+  std::vector<int64_t> start_ns_;
 };
 
 }  // namespace hark::bench

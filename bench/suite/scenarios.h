@@ -41,10 +41,12 @@ struct WakeResult {
 WakeResult measure_hark_wake(const std::string& address, pid_t pid, int count,
                              std::chrono::microseconds gap);
 // The same on an existing topic's partition 0, the producer and the consumer connected to
-// two addresses (`cluster`: the consumer on the owner, or on a node that forwards its polls).
+// two addresses (`cluster`: the consumer on the owner, or on a node that forwards its polls),
+// the CPU per message summed over `pids` (none: unknown).
 WakeResult measure_wake_between(const std::string& producer_address,
                                 const std::string& consumer_address, const TopicIds& topic,
-                                pid_t pid, int count, std::chrono::microseconds gap);
+                                std::span<const pid_t> pids, int count,
+                                std::chrono::microseconds gap);
 
 // K consumers parked on one partition, one send per round: the first and the last woken of
 // each round, harkd's CPU per woken poll, and what the client's reading threads cost (their

@@ -78,7 +78,7 @@ ThroughputResult measure_throughput_between(const std::string& producer_address,
   }
   std::atomic<bool> producer_done{false};
   std::atomic<bool> failed{false};
-  std::vector<CpuWindow> cpu(pids.begin(), pids.end());
+  const CpuWindow cpu(pids);
   const auto start = SteadyClock::now();
   std::thread producer_thread([&] {
     produce(**producer, topic, size, count, batch, failed);
@@ -107,12 +107,7 @@ ThroughputResult measure_throughput_between(const std::string& producer_address,
     received += messages.count();
   }
   producer_thread.join();
-  int64_t cpu_ns = 0;
-  for (const CpuWindow& window : cpu) {
-    const int64_t used = window.used_ns();
-    cpu_ns = used < 0 || cpu_ns < 0 ? -1 : cpu_ns + used;
-  }
-  finish_throughput(result, received, count, size, last - start, cpu_ns, failed.load());
+  finish_throughput(result, received, count, size, last - start, cpu.used_ns(), failed.load());
   return result;
 }
 

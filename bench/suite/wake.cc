@@ -56,12 +56,14 @@ WakeResult measure_hark_wake(const std::string& address, pid_t pid, int count,
     std::fprintf(stderr, "wake: cannot create a topic on %s\n", address.c_str());
     return {.failed = true};
   }
-  return measure_wake_between(address, address, *topic, pid, count, gap);
+  const pid_t pids[] = {pid};
+  return measure_wake_between(address, address, *topic, pids, count, gap);
 }
 
 WakeResult measure_wake_between(const std::string& producer_address,
                                 const std::string& consumer_address, const TopicIds& topic_ids,
-                                pid_t pid, int count, std::chrono::microseconds gap) {
+                                std::span<const pid_t> pids, int count,
+                                std::chrono::microseconds gap) {
   WakeResult run;
   const std::optional<TopicIds> topic = topic_ids;
   auto producer = connect_hark(producer_address);
@@ -75,7 +77,7 @@ WakeResult measure_wake_between(const std::string& producer_address,
   std::atomic<int> received{0};
   std::atomic<bool> stop{false};
   std::atomic<bool> consumer_failed{false};
-  const CpuWindow cpu(pid);
+  const CpuWindow cpu(pids);
   // The consumer thread owns run.latency_us and run.empty_polls until it is joined.
   std::thread consumer_thread([&] {
     const protocol::PollMessagesRequest request = poll_request(
