@@ -109,7 +109,7 @@ Result<std::unique_ptr<client::Client>> connect_hark(const std::string& address)
 }
 
 std::optional<TopicIds> create_topic(const std::string& address, const std::string& name,
-                                     uint32_t partitions) {
+                                     uint32_t partitions, uint8_t replication_factor) {
   static std::atomic<int> created{0};
   auto admin = connect_hark(address);
   if (!admin.ok()) {
@@ -128,6 +128,7 @@ std::optional<TopicIds> create_topic(const std::string& address, const std::stri
   protocol::CreateTopicRequest request;
   request.stream_id = protocol::Identifier::numeric(stream->id);
   request.partitions_count = partitions;
+  request.replication_factor = replication_factor;
   request.name = name;
   const auto topic = (*admin)->create_topic(request);
   if (!topic.ok()) {

@@ -46,13 +46,15 @@ class HarkServer {
 // Options::tls: a certificate for 127.0.0.1 made once per run with the openssl command).
 Result<std::unique_ptr<client::Client>> connect_hark(const std::string& address);
 
-// A fresh stream (unique name) holding one topic of `partitions` partitions.
+// A fresh stream (unique name) holding one topic of `partitions` partitions, asking for
+// `replication_factor` (CreateTopic's field; a cluster node raises it to its minimum,
+// docs/cluster.md §Replication factor; one node keeps it and holds one copy).
 struct TopicIds {
   uint32_t stream = 0;
   uint32_t topic = 0;
 };
 std::optional<TopicIds> create_topic(const std::string& address, const std::string& name,
-                                     uint32_t partitions);
+                                     uint32_t partitions, uint8_t replication_factor = 1);
 
 // Whole frames of harkd's replies for a Fleet, handed to `on_reply` (which returns false to
 // fail the loop).

@@ -38,6 +38,8 @@ constexpr Scenario scenarios[] = {
     {"notify", run_notify, "notifications in process: commit cost per watcher, wake latencies"},
     {"cluster", run_cluster,
      "wake and throughput through a forwarding node vs on the owner (etcd, 2 harkd)"},
+    {"replication", run_replication,
+     "commit and wake at factor 1 and 3 (etcd, 3 harkd) vs a single harkd, with echo"},
 };
 
 void usage(FILE* out) {
