@@ -7,7 +7,7 @@
 // a wake's consumer. Clients connect to the partition's leader (no forwarding hop), one
 // blocking connection each:
 // - commit: the producer idles `gap`, sends one stamped 8-byte message and waits for its
-//   acknowledgement (sent only once the batch is on a quorum of replicas);
+//   acknowledgement (sent once the batch is on every in-sync replica and a majority);
 // - wake: `wake`'s measure (measure_wake_between): the consumer parked on the leader, the
 //   producer sends; the poll returned − the producer's stamp;
 // - echo: the loopback TCP round trip of the send's frame size, the floor of every hop.
@@ -66,9 +66,9 @@ bool read_assignment(test::LocalCluster& cluster, Target& target) {
   return true;
 }
 
-// Creates a topic of one partition asking for `factor` via node 1, after every node's view
-// holds the three nodes (so a factor 3 is placed on three), then waits until every view holds
-// `assignments` partitions. nullopt (with a message) on failure.
+// Creates a topic of one partition asking for `factor` via node 1 (start_cluster waited until
+// every view holds the three nodes, so a factor 3 is placed on three), then waits until every
+// view holds `assignments` partitions. nullopt (with a message) on failure.
 std::optional<Target> place(test::LocalCluster& cluster, const std::string& name, uint8_t factor,
                             uint64_t assignments) {
   Target target;
