@@ -276,17 +276,21 @@ int Ring::run(std::optional<Duration> timeout) {
 }
 
 int Ring::dispatch_ready() {
-  // Drain every ready CQE, then release them to the kernel with one cq_advance.
-  unsigned head = 0;
-  unsigned count = 0;
+  // The CQEs ready now, each released to the kernel before its completion runs: a completion
+  // may drive this ring itself (a partition log's drain when it closes or truncates), and that
+  // nested run must neither see this CQE nor the ones after it again.
+  const unsigned ready = io_uring_cq_ready(&ring_);
+  int count = 0;
   io_uring_cqe* cqe = nullptr;
-  io_uring_for_each_cqe(&ring_, head, cqe) {
+  for (unsigned i = 0; i < ready && io_uring_peek_cqe(&ring_, &cqe) == 0 && cqe != nullptr; i++) {
     auto* completion = static_cast<Completion*>(io_uring_cqe_get_data(cqe));
-    if (completion != nullptr) completion->complete(cqe->res, cqe->flags);
+    const int32_t result = cqe->res;
+    const uint32_t flags = cqe->flags;
+    io_uring_cqe_seen(&ring_, cqe);
+    if (completion != nullptr) completion->complete(result, flags);
     count++;
   }
-  io_uring_cq_advance(&ring_, count);
-  return static_cast<int>(count);
+  return count;
 }
 
 }  // namespace hark::io
