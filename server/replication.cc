@@ -17,6 +17,7 @@ constexpr Duration retry_max = std::chrono::seconds(1);
 constexpr Duration fetch_wait = std::chrono::milliseconds(500);
 constexpr uint32_t fetch_count = 4096;  // Messages per fetch (the leader's byte cap applies too).
 constexpr Duration review_every = std::chrono::milliseconds(250);
+constexpr Duration learn_every = std::chrono::milliseconds(100);
 // An in-sync set asked for and not seen in a view after this long is asked for again.
 constexpr Duration ask_again_after = std::chrono::seconds(3);
 
@@ -164,7 +165,12 @@ void ReplicaFetcher::truncate(uint64_t end) {
 }
 
 void ReplicaFetcher::learn(uint64_t commit) {
-  if (commit <= learned_) {
+  // The commit point a follower knows only bounds what it would cut at a later epoch and what
+  // it would serve (harkd reads from leaders): while copying, it is told at most every
+  // learn_every, sparing each round trip two hops to the partition's shard and back.
+  const Instant now = shard_.monotonic_now();
+  const bool copying = step_ == Step::append;
+  if (commit <= learned_ || (copying && now - learned_at_ < learn_every)) {
     step_ = Step::fetch;
     fetch(from_, fetch_count, fetch_wait);
     return;
@@ -176,6 +182,7 @@ void ReplicaFetcher::learn(uint64_t commit) {
   op.replicas = place_.replicas;
   op.set = place_.set;
   op.leader_commit = commit;
+  learned_at_ = now;
   shard_.broker().submit(op);
 }
 

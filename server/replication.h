@@ -35,7 +35,7 @@ class ShardServer;
 //   truncate: cut to where this log and the leader's can differ (below), recording the epoch →
 //   fetch:    from the durable end, parked at the leader until the next append (its `from`
 //             acknowledges everything below) → AppendStored what came → Replicate (learn the
-//             leader's commit point) → fetch again.
+//             leader's commit point; while copying, at most every 100 ms) → fetch again.
 // Where to cut: a log whose state records epoch e - 1 holds a prefix of e - 1's log, as does
 // the new leader's, so they agree up to the shorter, and the leader's is at least its epoch
 // start: cut to min(appended end, epoch start). A log that missed an epoch may hold what no
@@ -98,6 +98,7 @@ class ReplicaFetcher final : private Forward, private io::Timer {
   uint64_t from_ = 0;           // This log's durable end: where the next fetch starts.
   uint64_t commit_ = 0;         // The commit point this log knows.
   uint64_t learned_ = 0;        // The leader's commit point last handed to the core.
+  Instant learned_at_{};
   uint64_t recorded_epoch_ = 0;
   uint64_t appended_ = 0;
   cluster::ReplicaFetchEnds leader_ends_;

@@ -13,8 +13,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,21 +34,6 @@ using namespace std::chrono_literals;
 using protocol::Identifier;
 
 constexpr uint32_t partitions = 3;
-
-// Every thread of `pid` is stopped (state T in /proc/<pid>/task/*/stat): a SIGSTOP is queued
-// at once but takes effect as each thread is next scheduled.
-bool all_threads_stopped(pid_t pid) {
-  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
-  std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const size_t state = line.rfind(") ");
-    if (state == std::string::npos || line[state + 2] != 'T') return false;
-  }
-  return !error;
-}
 
 class ClusterFigures : public ::testing::Test {
  protected:

@@ -214,6 +214,19 @@ std::string LocalCluster::start_node(uint32_t id, const std::string& data_direct
   return failed;
 }
 
+bool all_threads_stopped(pid_t pid) {
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t state = line.rfind(") ");
+    if (state == std::string::npos || line[state + 2] != 'T') return false;
+  }
+  return !error;
+}
+
 size_t members(client::Client& client) {
   const auto metadata = client.get_cluster_metadata();
   return metadata.ok() ? metadata->nodes.size() : 0;

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "etcd_process.h"
 #include "hark/server/cluster/cluster_view.h"
 #include "hark/tests/e2e/harkd_process.h"
@@ -126,6 +128,10 @@ class LocalCluster {
   std::condition_variable started_;
   uint32_t started_count_ = 0;
 };
+
+// Every thread of `pid` is stopped (state T in /proc/<pid>/task/*/stat): a SIGSTOP is queued
+// at once but takes effect as each thread is next scheduled.
+bool all_threads_stopped(pid_t pid);
 
 // How many live members code 12 reports through `client`, 0 on an error.
 size_t members(client::Client& client);

@@ -373,5 +373,43 @@ TEST_F(ReplicationTest, EpochsAreRecordedAndARestartedReplicaServesOnlyItsCheckp
   EXPECT_EQ(after.recorded_epoch, epoch + 1);
 }
 
+// A deposed leader (docs/cluster.md §Replication, The data path) holds a send it could not
+// commit; following the new epoch it cuts it at once, its write perhaps still under way: the
+// send gets 11001 (retryable, never stored) and the log goes on from the cut.
+TEST_F(ReplicationTest, ADeposedLeaderCutsItsUncommittedSendWhileItsWriteIsUnderWay) {
+  uint64_t in_epoch = epoch;
+  for (uint64_t round = 0; round < 20; round++) {
+    Blocking<Append> append;
+    std::future<Status> sent = send(append, message("zombie"));
+    ASSERT_TRUE(test::wait_until([&] {
+      Ends seen;
+      return replicate(leader, ReplicaRole::leader, in_epoch, 0, &seen).ok() &&
+             seen.appended_end == round + 1;
+    }));
+    in_epoch++;
+    ASSERT_TRUE(replicate(leader, ReplicaRole::follower, in_epoch).ok());
+    Blocking<TruncatePartition> cut;
+    address(cut, leader);
+    cut.end = round;
+    cut.epoch = in_epoch;
+    ASSERT_TRUE(cut.call(*broker_).ok()) << round;
+    EXPECT_EQ(sent.get().error(), Error::shard_communication_error) << round;
+    // It leads again, alone (a set of one commits at its own write), and takes the next send
+    // where the cut left the log.
+    in_epoch++;
+    Blocking<Replicate> alone;
+    address(alone, leader);
+    alone.epoch = in_epoch;
+    alone.replicas = 1;
+    ASSERT_TRUE(alone.call(*broker_).ok());
+    Blocking<Append> kept;
+    ASSERT_TRUE(send(kept, message("kept")).get().ok()) << round;
+    EXPECT_EQ(kept.appended.first, Offset(round)) << round;
+    // Back to a set of three for the next round's cut (nothing commits without followers).
+    in_epoch++;
+    ASSERT_TRUE(replicate(leader, ReplicaRole::leader, in_epoch).ok());
+  }
+}
+
 }  // namespace
 }  // namespace hark::core
