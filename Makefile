@@ -37,9 +37,11 @@ test-release test-asan test-tsan test-fuzz: deps
 	@tools/test.sh $(@:test-%=%)
 
 # The release stage with its long modes: the random link-cut run for a minute instead of 2 s
-# (HARK_FAULT_SECONDS, tests/cluster/link_faults_test.cc).
+# (HARK_FAULT_SECONDS, tests/cluster/link_faults_test.cc) and 30 replication fault cycles
+# instead of 3 (HARK_FAULT_CYCLES, tests/cluster/replication_faults_test.cc).
 test-long: deps
-	@HARK_FAULT_SECONDS=$${HARK_FAULT_SECONDS:-60} tools/test.sh release
+	@HARK_FAULT_SECONDS=$${HARK_FAULT_SECONDS:-60} HARK_FAULT_CYCLES=$${HARK_FAULT_CYCLES:-30} \
+	  tools/test.sh release
 
 lint: deps
 	@cmake --preset release >/dev/null && cmake --build --preset release
