@@ -201,7 +201,7 @@ std::vector<std::string> LocalCluster::arguments(uint32_t id) const {
 
 std::string LocalCluster::start_node(uint32_t id, const std::string& data_directory) {
   HarkdProcess::Options options;
-  options.harkd_path = HARK_HARKD_PATH;
+  options.harkd_path = options_.harkd_path.empty() ? HARK_HARKD_PATH : options_.harkd_path;
   options.shards_count = options_.shards_count;
   options.data_directory = data_directory;
   options.extra_args = arguments(id);

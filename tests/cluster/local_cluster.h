@@ -42,6 +42,9 @@ class LocalCluster {
   struct Options {
     uint32_t nodes = 3;
     uint32_t shards_count = 2;
+    // The harkd binary every node runs; empty: the one this build made (HARK_HARKD_PATH). A
+    // mutant run names a harkd built with a planted bug (tests/e2e/CMakeLists.txt).
+    std::string harkd_path;
     std::string name = "e2e";
     std::string lease_ttl = "2s";
     // The cluster secret every node's links authenticate with (written 0600 to a file in

@@ -139,6 +139,11 @@ class ReplicationFaults : public ::testing::Test {
     LocalCluster::Options options;
     options.lease_ttl = "2s";
     options.shards_count = 1;  // Three nodes, four client threads and three proxies on 2 cores.
+#ifdef HARK_FAULTS_HARKD_PATH
+    // The mutant run (tests/e2e/CMakeLists.txt): a harkd with a planted bug the checker must
+    // catch.
+    options.harkd_path = HARK_FAULTS_HARKD_PATH;
+#endif
     for (uint32_t id = 1; id <= nodes; id++) {
       options.node_args[id] = {"--advertised-link-address", proxies_[id - 1].address()};
     }
