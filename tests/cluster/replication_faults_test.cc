@@ -9,7 +9,8 @@
 // - the leader of a partition SIGKILLed, restarted once the controller made another replica
 //   leader;
 // - a leader SIGSTOPped past its lease and continued once another replica leads: whatever the
-//   deposed leader then acknowledges must be held by the new one;
+//   deposed leader then acknowledges must be held by the new one (a send from a client of
+//   the stopped leader itself waits in its socket to make sure it has one to answer);
 // - a leader's node links cut at random (a LinkProxy in front of every node's link listener,
 //   tests/cluster/link_proxy.h) while sends go on, then calmed.
 // Every operation goes into a History (tests/cluster/history.h); after the faults every
@@ -337,13 +338,37 @@ class ReplicationFaults : public ::testing::Test {
       case 1: {
         fault = "SIGSTOP";
         const pid_t pid = cluster_.node(leader).pid();
+        // A client of the leader itself, whose send waits in the stopped node's socket and
+        // runs when it continues, while it may still believe it leads: the Jepsen case of a
+        // deposed leader. Acknowledged, the send must be in the new leader's log. It waits
+        // longer than the pause, so its answer is seen.
+        client::Client stale(client::ClientOptions{.command_timeout = 20s});
+        const bool connected =
+            stale.connect(cluster_.node(leader).address()).ok() && stale.login("iggy", "iggy").ok();
         stopped_node_ = leader;
         ::kill(pid, SIGSTOP);
         const auto paused = SteadyClock::now();
+        std::atomic<bool> sending{false};
+        std::thread stale_send;
+        if (connected) {
+          stale_send = std::thread([&] {
+            const std::string payload = "stale-" + std::to_string(cycle);
+            const size_t id = history_.invoke_send(98, leader, partition, payload);
+            sending.store(true);
+            const Status sent = send_to_partition(stale, partition, payload);
+            history_.complete_send(id,
+                                   sent.ok() ? Outcome::ok : failure_outcome(sent.error(), stale),
+                                   sent.ok() ? 0 : error_code(sent.error()));
+            std::cerr << "cycle " << cycle << ": the send queued at stopped node " << leader
+                      << " was answered " << (sent.ok() ? "ok" : error_name(sent.error())) << "\n";
+          });
+        }
         successor = wait_new_leader(partition, leader);
+        wait_until([&] { return !connected || sending.load(); });
         ::kill(pid, SIGCONT);
         stopped_node_ = 0;
         history_.pause(leader, paused, SteadyClock::now());
+        if (stale_send.joinable()) stale_send.join();
         break;
       }
       case 2: {
