@@ -295,9 +295,11 @@ class ReplicationFaults : public ::testing::Test {
     return now == leader ? 0 : now;
   }
 
-  std::string describe_assignments() {
+  // Each partition's assignment in etcd, or only `only`'s.
+  std::string describe_assignments(std::optional<uint32_t> only = std::nullopt) {
     std::string text;
     for (uint32_t p = 0; p < partitions; p++) {
+      if (only && *only != p) continue;
       const auto assignment = cluster_.assignment_of(0, 0, p);
       text += "\n  partition " + std::to_string(p) + ": ";
       if (!assignment) {
@@ -454,7 +456,12 @@ TEST_F(ReplicationFaults, EveryAcknowledgedSendSurvivesKillsPausesAndLinkCutsOnc
   }
   stop_clients();
   EXPECT_TRUE(wait_in_sync());  // Each leader's commit point is then its whole log.
-  for (uint32_t p = 0; p < partitions; p++) history_.final_read(p, read_all(p));
+  for (uint32_t p = 0; p < partitions; p++) {
+    std::vector<History::Message> messages = read_all(p);
+    std::cout << "[ faults   ] final read of partition " << p << ": " << messages.size()
+              << " messages;" << describe_assignments(p) << "\n";
+    history_.final_read(p, std::move(messages));
+  }
 
   const std::vector<std::string> violations = history_.check(poll_slack);
   const History::Summary summary = history_.summary();
