@@ -18,7 +18,7 @@
 // stored exactly once, offsets dense, each payload at one offset, everything a poll returned
 // still there at its offset, every poll answered by its deadline. The run prints
 // `faults: cycles=N acknowledged=A lost=L duplicates=D polls=P`.
-// HARK_FAULT_CYCLES sets the cycles (3 by default, about 30 s; `make test-long` runs 30).
+// HARK_FAULT_CYCLES sets the cycles (3 by default, about 15 s; `make test-long` runs 30).
 // Label cluster (release stage only).
 #include <signal.h>
 
