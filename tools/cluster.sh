@@ -7,6 +7,9 @@
 #   tools/cluster.sh down      stop them (SIGTERM by PID, then SIGKILL after 10 s)
 #   tools/cluster.sh kill N    SIGKILL node N
 #   tools/cluster.sh start N   start node N again (on its data directory)
+#   tools/cluster.sh leader S T P   print the node leading partition P of topic T of stream S
+#                              (numeric ids, as etcd's assignment holds them; docs/cluster.md
+#                              §Replication: the controller side)
 #   tools/cluster.sh drain N   ask the controller to move node N's partitions off it
 #                              (etcd key drain/N; docs/cluster.md §Moves); undrain N ends it
 # Environment (for tests running beside another cluster): CLUSTER_DATA (./cluster-data),
@@ -156,6 +159,15 @@ case ${1:-} in
     start_node "$id"
     wait_answers "$id"
     ;;
+  leader)
+    [[ ${2:-} =~ ^[0-9]+$ && ${3:-} =~ ^[0-9]+$ && ${4:-} =~ ^[0-9]+$ ]] ||
+      die "usage: leader STREAM TOPIC PARTITION (numeric ids)"
+    running etcd || die "etcd is not running (tools/cluster.sh up)"
+    value=$(ETCDCTL_API=3 etcdctl --endpoints="$etcd_url" --user "harkd:$etcd_password" get \
+      --print-value-only "/hark/local/assignments/$2/$3/$4") || die "cannot read etcd"
+    [[ $value =~ \"node\":([0-9]+) ]] || die "partition $2/$3/$4 has no assignment"
+    echo "${BASH_REMATCH[1]}"
+    ;;
   drain | undrain)
     id=$(node_id "${2:-}")
     running etcd || die "etcd is not running (tools/cluster.sh up)"
@@ -170,7 +182,7 @@ case ${1:-} in
     fi
     ;;
   *)
-    echo "usage: $0 up [NODES]|down|kill N|start N|drain N|undrain N" >&2
+    echo "usage: $0 up [NODES]|down|kill N|start N|leader S T P|drain N|undrain N" >&2
     exit 2
     ;;
 esac

@@ -3,7 +3,8 @@
 # nodes answering and seeing each other; a stream created through node 1 is listed by node 3;
 # `drain 3` keeps a new topic's partitions off node 3 (its data directory holds none of them);
 # `kill 2` stops node 2 (it no longer answers), `start 2` brings it back with what was created
-# while it was down; `down` stops everything by PID. Runs on free ports in its own directory,
+# while it was down; `kill` on a partition's leader (`leader S T P`) keeps every acknowledged
+# message readable through another node; `down` stops everything by PID. Runs on free ports in its own directory,
 # so it never meets a cluster a developer runs. Usage: cluster_script_test.sh BIN_DIR
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -55,6 +56,27 @@ cli 1 stream create beta >/dev/null || fail "create via node 1 while node 2 is d
 "$script" start 2 || fail "start 2"
 for _ in $(seq 100); do cli 2 stream list 2>/dev/null | grep -q beta && break; sleep 0.1; done
 cli 2 stream list | grep -q beta || fail "node 2 did not catch up on beta"
+
+# Replication (docs/cluster.md §The data path): `kill` on a partition's leader during sends
+# leaves every acknowledged message readable through the other nodes (factor 3 of 4 nodes).
+cli 1 stream create gamma >/dev/null || fail "create gamma"
+cli 1 topic create gamma r --partitions 1 >/dev/null || fail "create gamma/r"
+stream_id=$(cli 1 stream get gamma | sed -n 's/^.*id[^0-9]*\([0-9][0-9]*\).*$/\1/p' | head -n 1)
+leader=$("$script" leader "$stream_id" 0 0) || fail "leader of gamma/r/0"
+for i in $(seq 50); do echo "r$i"; done | cli "$leader" produce gamma r --partition 0 --batch 1 \
+  >/dev/null || fail "produce to gamma/r via its leader $leader"
+"$script" kill "$leader" || fail "kill the leader $leader"
+other=1; [[ $leader == 1 ]] && other=2
+read_back=""
+for _ in $(seq 300); do
+  read_back=$(cli "$other" consume gamma r --partition 0 --from first --no-auto-commit 2>/dev/null |
+    tr '\n' ' ')
+  [[ $read_back == "$(seq -f 'r%g' -s ' ' 50) " ]] && break
+  sleep 0.1
+done
+[[ $read_back == "$(seq -f 'r%g' -s ' ' 50) " ]] ||
+  fail "after killing leader $leader, node $other read: $read_back"
+"$script" start "$leader" || fail "start $leader"
 
 # On a failure, what each node logged (CI shows the end of the output).
 if [[ $failed != 0 ]]; then
