@@ -367,16 +367,24 @@ Status LinkHub::start_fetch(Executed& executed, const cluster::LinkRequest& requ
     shard_.broker().submit(op);
     return ok_status();
   }
-  auto& op = executed.op.emplace<Executed::LinkOp<core::Poll>>(executed);
-  op.stream = core::NameOrId::id(fetch.stream);
-  op.topic = core::NameOrId::id(fetch.topic);
-  op.partition = fetch.partition;
-  op.from = core::PollFrom::offset;
-  op.value = fetch.from;
-  op.count = std::max<uint32_t>(fetch.count, 1);
-  op.wait = std::chrono::microseconds(request.wait_us);  // A parked fetch wakes on a commit.
-  shard_.broker().submit(op);
+  // A parked fetch wakes on a commit.
+  submit_fetch(executed, key, fetch.from, fetch.count, request.wait_us, std::nullopt);
   return ok_status();
+}
+
+void LinkHub::submit_fetch(Executed& executed, const core::PartitionKey& key, uint64_t from,
+                           uint32_t count, uint64_t wait_us,
+                           std::optional<core::ReplicaFetch> replica) {
+  auto& op = executed.op.emplace<Executed::LinkOp<core::Poll>>(executed);
+  op.stream = core::NameOrId::id(key.stream.value());
+  op.topic = core::NameOrId::id(key.topic.value());
+  op.partition = key.partition.value();
+  op.from = core::PollFrom::offset;
+  op.value = from;
+  op.count = std::max<uint32_t>(count, 1);
+  op.wait = std::chrono::microseconds(wait_us);
+  op.replica = replica;
+  shard_.broker().submit(op);
 }
 
 Status LinkHub::start_replica_fetch(Executed& executed, const cluster::LinkRequest& request) {
@@ -395,16 +403,9 @@ Status LinkHub::start_replica_fetch(Executed& executed, const cluster::LinkReque
     // Not the leader of that epoch here (yet, or any more): the follower asks again.
     return Error::shard_communication_error;
   }
-  auto& op = executed.op.emplace<Executed::LinkOp<core::Poll>>(executed);
-  op.stream = core::NameOrId::id(fetch.stream);
-  op.topic = core::NameOrId::id(fetch.topic);
-  op.partition = fetch.partition;
-  op.from = core::PollFrom::offset;
-  op.value = fetch.from;
-  op.count = std::max<uint32_t>(fetch.count, 1);
-  op.wait = std::chrono::microseconds(request.wait_us);  // Parked: woken by the next append.
-  op.replica = core::ReplicaFetch{.member = *member, .epoch = fetch.epoch, .set = fetch.set};
-  shard_.broker().submit(op);
+  // Parked: woken by the next append.
+  submit_fetch(executed, key, fetch.from, fetch.count, request.wait_us,
+               core::ReplicaFetch{.member = *member, .epoch = fetch.epoch, .set = fetch.set});
   return ok_status();
 }
 

@@ -353,6 +353,9 @@ class LinkHub final : private io::Completion {
   Status start_op(Executed& executed, const cluster::LinkRequest& request);
   // A move's fetch from its target (link_fetch_code; docs/cluster.md §Moves).
   Status start_fetch(Executed& executed, const cluster::LinkRequest& request);
+  // A fetch's Poll from `from` on `key` (a move's copy, or a follower's with `replica`).
+  void submit_fetch(Executed& executed, const core::PartitionKey& key, uint64_t from,
+                    uint32_t count, uint64_t wait_us, std::optional<core::ReplicaFetch> replica);
   // A follower's fetch (replica_fetch_code; docs/cluster.md §Replication, The data path).
   Status start_replica_fetch(Executed& executed, const cluster::LinkRequest& request);
   // Its answer: the leader's ends, then the messages; the follower's progress to Replication.

@@ -78,14 +78,18 @@ Op& ReplicaFetcher::address(std::unique_ptr<FetcherOp<Op>>& slot) {
   return *slot;
 }
 
-void ReplicaFetcher::query_ends() {
-  step_ = Step::ends;
+core::Replicate& ReplicaFetcher::follower_op() {
   core::Replicate& op = address(replicate_);
   op.role = core::ReplicaRole::follower;
   op.epoch = place_.epoch;
   op.replicas = place_.replicas;
   op.set = place_.set;
-  shard_.broker().submit(op);
+  return op;
+}
+
+void ReplicaFetcher::query_ends() {
+  step_ = Step::ends;
+  shard_.broker().submit(follower_op());
 }
 
 void ReplicaFetcher::fetch(uint64_t from, uint32_t count, Duration wait) {
@@ -176,11 +180,7 @@ void ReplicaFetcher::learn(uint64_t commit) {
     return;
   }
   step_ = Step::learn;
-  core::Replicate& op = address(replicate_);
-  op.role = core::ReplicaRole::follower;
-  op.epoch = place_.epoch;
-  op.replicas = place_.replicas;
-  op.set = place_.set;
+  core::Replicate& op = follower_op();
   op.leader_commit = commit;
   learned_at_ = now;
   shard_.broker().submit(op);

@@ -77,6 +77,8 @@ class ReplicaFetcher final : private Forward, private io::Timer {
 
   template <typename Op>
   Op& address(std::unique_ptr<FetcherOp<Op>>& slot);
+  // A Replicate in this fetcher's place, addressed, in flight once submitted.
+  core::Replicate& follower_op();
   void query_ends();
   void fetch(uint64_t from, uint32_t count, Duration wait);
   void forward_done(Result<std::span<const std::byte>> response) override;

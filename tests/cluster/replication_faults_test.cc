@@ -314,6 +314,73 @@ class ReplicationFaults : public ::testing::Test {
     return text;
   }
 
+  // SIGKILL the leader, wait for another to lead, start it again. The new leader, or 0.
+  uint32_t kill_leader(uint32_t leader, uint32_t partition) {
+    cluster_.kill(leader);
+    const uint32_t successor = wait_new_leader(partition, leader);
+    const std::string restarted = cluster_.restart(leader);
+    if (!restarted.empty()) {
+      ADD_FAILURE() << "node " << leader << " did not restart: " << restarted;
+      return 0;
+    }
+    node_started(leader);
+    return successor;
+  }
+
+  // SIGSTOP the leader past its lease, with a send of its own client waiting in its socket
+  // that runs when it continues, while it may still believe it leads: the Jepsen case of a
+  // deposed leader. Acknowledged, the send must be in the new leader's log. It waits longer
+  // than the pause, so its answer is seen. The new leader, or 0.
+  uint32_t pause_leader(int cycle, uint32_t leader, uint32_t partition) {
+    const pid_t pid = cluster_.node(leader).pid();
+    client::Client stale(client::ClientOptions{.command_timeout = 20s});
+    const bool connected =
+        stale.connect(cluster_.node(leader).address()).ok() && stale.login("iggy", "iggy").ok();
+    stopped_node_ = leader;
+    ::kill(pid, SIGSTOP);
+    const auto paused = SteadyClock::now();
+    std::atomic<bool> sending{false};
+    std::thread stale_send;
+    if (connected) {
+      stale_send = std::thread([&] {
+        const std::string payload = "stale-" + std::to_string(cycle);
+        const size_t id = history_.invoke_send(98, leader, partition, payload);
+        sending.store(true);
+        const Status sent = send_to_partition(stale, partition, payload);
+        history_.complete_send(id, sent.ok() ? Outcome::ok : failure_outcome(sent.error(), stale),
+                               sent.ok() ? 0 : error_code(sent.error()));
+        std::cerr << "cycle " << cycle << ": the send queued at stopped node " << leader
+                  << " was answered " << (sent.ok() ? "ok" : error_name(sent.error())) << "\n";
+      });
+    }
+    const uint32_t successor = wait_new_leader(partition, leader);
+    wait_until([&] { return !connected || sending.load(); });
+    ::kill(pid, SIGCONT);
+    stopped_node_ = 0;
+    history_.pause(leader, paused, SteadyClock::now());
+    if (stale_send.joinable()) stale_send.join();
+    return successor;
+  }
+
+  // Cut at random every link through the leader's proxy (forwarded sends and the followers'
+  // fetches) until enough were cut under load, then relay again. Nobody died: the leader may
+  // stay. The leader, or 0 if the cuts did not happen.
+  uint32_t cut_links(int cycle, uint32_t leader) {
+    LinkProxy& proxy = proxies_[leader - 1];
+    const uint64_t cuts = proxy.cuts();
+    proxy.chaos(seed_ + static_cast<uint64_t>(cycle), 4000);
+    proxy.drop_all();
+    const bool cut = wait_until([&] { return proxy.cuts() >= cuts + 20; }, settle_timeout);
+    proxy.calm();
+    proxy.drop_all();
+    if (!cut) {
+      ADD_FAILURE() << "the links to node " << leader << " were cut only " << proxy.cuts() - cuts
+                    << " times";
+      return 0;
+    }
+    return leader;
+  }
+
   // The cycle's fault on the leader of `partition`; false (and a test failure) if the cluster
   // did not fail over as it must.
   bool inject(int cycle, uint32_t partition) {
@@ -323,77 +390,11 @@ class ReplicationFaults : public ::testing::Test {
       return false;
     }
     const auto started = SteadyClock::now();
-    std::string fault;
-    uint32_t successor = 0;
-    switch (cycle % 3) {
-      case 0: {
-        fault = "SIGKILL";
-        cluster_.kill(leader);
-        successor = wait_new_leader(partition, leader);
-        const std::string restarted = cluster_.restart(leader);
-        if (!restarted.empty()) {
-          ADD_FAILURE() << "node " << leader << " did not restart: " << restarted;
-          return false;
-        }
-        node_started(leader);
-        break;
-      }
-      case 1: {
-        fault = "SIGSTOP";
-        const pid_t pid = cluster_.node(leader).pid();
-        // A client of the leader itself, whose send waits in the stopped node's socket and
-        // runs when it continues, while it may still believe it leads: the Jepsen case of a
-        // deposed leader. Acknowledged, the send must be in the new leader's log. It waits
-        // longer than the pause, so its answer is seen.
-        client::Client stale(client::ClientOptions{.command_timeout = 20s});
-        const bool connected =
-            stale.connect(cluster_.node(leader).address()).ok() && stale.login("iggy", "iggy").ok();
-        stopped_node_ = leader;
-        ::kill(pid, SIGSTOP);
-        const auto paused = SteadyClock::now();
-        std::atomic<bool> sending{false};
-        std::thread stale_send;
-        if (connected) {
-          stale_send = std::thread([&] {
-            const std::string payload = "stale-" + std::to_string(cycle);
-            const size_t id = history_.invoke_send(98, leader, partition, payload);
-            sending.store(true);
-            const Status sent = send_to_partition(stale, partition, payload);
-            history_.complete_send(id,
-                                   sent.ok() ? Outcome::ok : failure_outcome(sent.error(), stale),
-                                   sent.ok() ? 0 : error_code(sent.error()));
-            std::cerr << "cycle " << cycle << ": the send queued at stopped node " << leader
-                      << " was answered " << (sent.ok() ? "ok" : error_name(sent.error())) << "\n";
-          });
-        }
-        successor = wait_new_leader(partition, leader);
-        wait_until([&] { return !connected || sending.load(); });
-        ::kill(pid, SIGCONT);
-        stopped_node_ = 0;
-        history_.pause(leader, paused, SteadyClock::now());
-        if (stale_send.joinable()) stale_send.join();
-        break;
-      }
-      case 2: {
-        // Cut at random every link through the leader's proxy (forwarded sends and the
-        // followers' fetches) until enough were cut under load, then relay again.
-        fault = "link cuts";
-        LinkProxy& proxy = proxies_[leader - 1];
-        const uint64_t cuts = proxy.cuts();
-        proxy.chaos(seed_ + static_cast<uint64_t>(cycle), 4000);
-        proxy.drop_all();
-        const bool cut = wait_until([&] { return proxy.cuts() >= cuts + 20; }, settle_timeout);
-        proxy.calm();
-        proxy.drop_all();
-        if (!cut) {
-          ADD_FAILURE() << "the links to node " << leader << " were cut only "
-                        << proxy.cuts() - cuts << " times";
-          return false;
-        }
-        successor = leader;  // Nobody died: the leader may stay.
-        break;
-      }
-    }
+    static constexpr const char* faults[] = {"SIGKILL", "SIGSTOP", "link cuts"};
+    const char* fault = faults[cycle % 3];
+    const uint32_t successor = cycle % 3 == 0   ? kill_leader(leader, partition)
+                               : cycle % 3 == 1 ? pause_leader(cycle, leader, partition)
+                                                : cut_links(cycle, leader);
     const auto took = std::chrono::duration<double>(SteadyClock::now() - started).count();
     std::cerr << "cycle " << cycle << ": " << fault << " on node " << leader << ", leader of "
               << partition << "; " << (successor == 0 ? "no" : std::to_string(successor))

@@ -415,8 +415,12 @@ TEST_F(LongPoll, OneSendWakesTwoHundredPollsOnSeparateConnections) {
   create_stream_and_topic(1);
   constexpr uint32_t polls_count = 200;  // 200 client + 200 server sockets: far below 20000.
   std::vector<RawConnection> consumers(polls_count);
+  // Every login first (each hashes a password: seconds for 200 on a loaded machine), then every
+  // poll, so the first polls' wait does not run out while the last consumers log in.
   for (uint32_t i = 0; i < polls_count; i++) {
     ASSERT_TRUE(consumers[i].connect_and_login(address())) << "consumer " << i;
+  }
+  for (uint32_t i = 0; i < polls_count; i++) {
     ASSERT_TRUE(
         consumers[i].send(request_frame(poll_request(100 + i, 0, next_strategy(), 10, long_wait))));
   }
