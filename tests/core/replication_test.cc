@@ -379,8 +379,9 @@ TEST_F(ReplicationTest, EpochsAreRecordedAndARestartedReplicaServesOnlyItsCheckp
 TEST_F(ReplicationTest, ADeposedLeaderCutsItsUncommittedSendWhileItsWriteIsUnderWay) {
   uint64_t in_epoch = epoch;
   for (uint64_t round = 0; round < 20; round++) {
+    const std::vector<std::byte> zombie = message("zombie");  // Outlives the send.
     Blocking<Append> append;
-    std::future<Status> sent = send(append, message("zombie"));
+    std::future<Status> sent = send(append, zombie);
     ASSERT_TRUE(test::wait_until([&] {
       Ends seen;
       return replicate(leader, ReplicaRole::leader, in_epoch, 0, &seen).ok() &&
@@ -402,8 +403,9 @@ TEST_F(ReplicationTest, ADeposedLeaderCutsItsUncommittedSendWhileItsWriteIsUnder
     alone.epoch = in_epoch;
     alone.replicas = 1;
     ASSERT_TRUE(alone.call(*broker_).ok());
+    const std::vector<std::byte> kept_bytes = message("kept");
     Blocking<Append> kept;
-    ASSERT_TRUE(send(kept, message("kept")).get().ok()) << round;
+    ASSERT_TRUE(send(kept, kept_bytes).get().ok()) << round;
     EXPECT_EQ(kept.appended.first, Offset(round)) << round;
     // Back to a set of three for the next round's cut (nothing commits without followers).
     in_epoch++;
