@@ -74,11 +74,7 @@ struct AnswerOf {
     }
   }
   void operator()(const core::FencePartition& op) const {
-    cluster::LinkFenceAnswer answer{.end = op.end};
-    for (const auto& [consumer, offset] : op.offsets) {
-      answer.offsets.push_back(
-          {.kind = static_cast<uint8_t>(consumer.kind), .id = consumer.id, .offset = offset});
-    }
+    const cluster::LinkFenceAnswer answer{.end = op.end, .offsets = op.offsets};
     protocol::Bytes payload;
     cluster::append_link_fence_answer(answer, payload);
     append_header(out, protocol::ok_response_header(static_cast<uint32_t>(payload.size())));
@@ -405,17 +401,22 @@ Status LinkHub::start_replica_fetch(Executed& executed, const cluster::LinkReque
   }
   // Parked: woken by the next append.
   submit_fetch(executed, key, fetch.from, fetch.count, request.wait_us,
-               core::ReplicaFetch{.member = *member, .epoch = fetch.epoch, .set = fetch.set});
+               core::ReplicaFetch{.member = *member,
+                                  .epoch = fetch.epoch,
+                                  .set = fetch.set,
+                                  .offsets_version = fetch.offsets_version});
   return ok_status();
 }
 
 void LinkHub::answer_replica_fetch(Executed& executed) {
-  const auto& poll = std::get<Executed::LinkOp<core::Poll>>(executed.op);
-  const core::PollResult& result = poll.result;
+  auto& poll = std::get<Executed::LinkOp<core::Poll>>(executed.op);
+  core::PollResult& result = poll.result;
   protocol::Bytes payload;
-  cluster::append_replica_fetch_ends({.commit = result.commit_end,
+  cluster::append_replica_fetch_head({.commit = result.commit_end,
                                       .appended = result.appended_end,
-                                      .epoch_start = result.epoch_start},
+                                      .epoch_start = result.epoch_start,
+                                      .offsets_version = result.offsets_version,
+                                      .offsets = std::move(result.offsets)},
                                      payload);
   const std::span<const std::byte> messages = result.messages.bytes();
   const auto prefix = protocol::poll_response_prefix(poll_header(result), messages.size());

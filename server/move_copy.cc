@@ -158,16 +158,15 @@ void MoveCopy::store_next_offset() {
     report_ready();
     return;
   }
-  const cluster::LinkStoredOffset& stored = offsets_[next_offset_];
+  const auto& [consumer, offset] = offsets_[next_offset_];
   store_ = std::make_unique<CopyOp<core::StoreOffset>>(*this);
   store_->stream = core::NameOrId::id(key_.stream.value());
   store_->topic = core::NameOrId::id(key_.topic.value());
   store_->partition = key_.partition.value();
-  store_->consumer = {static_cast<core::ConsumerRef::Kind>(stored.kind), stored.id};
-  if (store_->consumer.kind == core::ConsumerRef::Kind::group) {
-    store_->group = core::NameOrId::id(stored.id);
-  }
-  store_->offset = stored.offset;
+  store_->consumer = consumer;
+  if (consumer.kind == core::ConsumerRef::Kind::group)
+    store_->group = core::NameOrId::id(consumer.id);
+  store_->offset = offset;
   in_flight_ = true;
   shard_.broker().submit(*store_);
 }

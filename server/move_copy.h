@@ -81,7 +81,7 @@ class MoveCopy final : private Forward, private io::Timer {
   uint64_t fenced_end_ = 0;  // A's end once fenced.
   Duration delay_;
   protocol::Bytes messages_;  // The stored bytes being appended.
-  std::vector<cluster::LinkStoredOffset> offsets_;
+  cluster::LinkStoredOffsets offsets_;
   size_t next_offset_ = 0;
   std::unique_ptr<CopyOp<core::AppendStored>> append_;
   std::unique_ptr<CopyOp<core::StoreOffset>> store_;

@@ -100,7 +100,8 @@ void ReplicaFetcher::fetch(uint64_t from, uint32_t count, Duration wait) {
                                  .epoch = place_.epoch,
                                  .set = place_.set,
                                  .from = from,
-                                 .count = count},
+                                 .count = count,
+                                 .offsets_version = offsets_version_},
                                 payload);
   header.wait_us =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(wait).count());
@@ -128,10 +129,10 @@ Status ReplicaFetcher::take_answer(std::span<const std::byte> response) {
   }
   if (status != 0) return Error::shard_communication_error;  // Not the leader (yet), or gone.
   HARK_TRY_ASSIGN(const std::span<const std::byte> body, reader.bytes(length));
-  if (body.size() < cluster::replica_fetch_ends_size) return Error::invalid_command;
-  delay_ = retry_min;  // The leader answers: the next failure waits the least again.
-  HARK_TRY_ASSIGN(leader_ends_,
-                  cluster::parse_replica_fetch_ends(body.first(cluster::replica_fetch_ends_size)));
+  HARK_TRY_ASSIGN(leader_ends_, cluster::parse_replica_fetch_answer(body));
+  const std::span<const std::byte> poll = leader_ends_.poll;
+  leader_ends_.poll = {};  // In the response, which is gone after this call.
+  delay_ = retry_min;      // The leader answers: the next failure waits the least again.
   if (step_ == Step::probe) {
     const bool previous_epoch = recorded_epoch_ + 1 == place_.epoch && !cut_to_commit_;
     uint64_t end = previous_epoch ? std::min(appended_, leader_ends_.epoch_start) : commit_;
@@ -144,11 +145,11 @@ Status ReplicaFetcher::take_answer(std::span<const std::byte> response) {
     truncate(end);
     return ok_status();
   }
-  protocol::Reader messages_reader(body.subspan(cluster::replica_fetch_ends_size));
+  protocol::Reader messages_reader(poll);
   protocol::PollMessagesResponse answer;
   HARK_TRY(protocol::decode(messages_reader, answer));
   if (answer.header.messages_count == 0) {
-    learn(leader_ends_.commit);
+    copied();
     return ok_status();
   }
   messages_.assign(answer.messages.bytes().begin(), answer.messages.bytes().end());
@@ -165,6 +166,18 @@ void ReplicaFetcher::truncate(uint64_t end) {
   core::TruncatePartition& op = address(truncate_);
   op.end = end;
   op.epoch = place_.epoch;
+  shard_.broker().submit(op);
+}
+
+void ReplicaFetcher::copied() {
+  if (!leader_ends_.offsets.has_value()) {
+    learn(leader_ends_.commit);
+    return;
+  }
+  step_ = Step::offsets;
+  core::AdoptOffsets& op = address(adopt_);
+  op.offsets = std::move(*leader_ends_.offsets);
+  leader_ends_.offsets.reset();
   shard_.broker().submit(op);
 }
 
@@ -203,11 +216,13 @@ void ReplicaFetcher::op_done(const Status& status) {
   }
   truncate_.reset();
   append_.reset();
+  adopt_.reset();
   if (stopped_) return;
   if (!status.ok()) {
     if (step == Step::truncate) cut_to_commit_ = true;
     retry(step == Step::append     ? "append"
           : step == Step::truncate ? "truncation"
+          : step == Step::offsets  ? "offsets"
                                    : "replicate",
           status.error());
     return;
@@ -231,6 +246,10 @@ void ReplicaFetcher::op_done(const Status& status) {
       return;
     case Step::append:
       from_ = appended_to;
+      copied();
+      return;
+    case Step::offsets:
+      offsets_version_ = leader_ends_.offsets_version;
       learn(leader_ends_.commit);
       return;
     case Step::learn:

@@ -33,9 +33,11 @@ class ShardServer;
 //   probe:    one fetch from the commit point it knows (true of every replica: never refused)
 //             that brings the leader's epoch start →
 //   truncate: cut to where this log and the leader's can differ (below), recording the epoch →
-//   fetch:    from the durable end, parked at the leader until the next append (its `from`
-//             acknowledges everything below) → AppendStored what came → Replicate (learn the
-//             leader's commit point; while copying, at most every 100 ms) → fetch again.
+//   fetch:    from the durable end, parked at the leader until the next append or change of
+//             its stored offsets (its `from` acknowledges everything below) → AppendStored
+//             what came → AdoptOffsets if the leader's offsets came (the fetch names the
+//             version it holds) → Replicate (learn the leader's commit point; while copying, at
+//             most every 100 ms) → fetch again.
 // Where to cut: a log whose state records epoch e - 1 holds a prefix of e - 1's log, as does
 // the new leader's, so they agree up to the shorter, and the leader's is at least its epoch
 // start: cut to min(appended end, epoch start). A log that missed an epoch may hold what no
@@ -63,7 +65,7 @@ class ReplicaFetcher final : private Forward, private io::Timer {
   }
 
  private:
-  enum class Step : uint8_t { ends, probe, truncate, fetch, append, learn };
+  enum class Step : uint8_t { ends, probe, truncate, fetch, append, offsets, learn };
 
   template <typename Op>
   class FetcherOp final : public Op {
@@ -84,6 +86,8 @@ class ReplicaFetcher final : private Forward, private io::Timer {
   void forward_done(Result<std::span<const std::byte>> response) override;
   Status take_answer(std::span<const std::byte> response);
   void truncate(uint64_t end);
+  // After a fetch's messages are stored: the leader's offsets if they came, then learn.
+  void copied();
   void learn(uint64_t commit);
   void op_done(const Status& status);
   void retry(const char* what, Error error);
@@ -103,12 +107,14 @@ class ReplicaFetcher final : private Forward, private io::Timer {
   Instant learned_at_{};
   uint64_t recorded_epoch_ = 0;
   uint64_t appended_ = 0;
-  cluster::ReplicaFetchEnds leader_ends_;
+  cluster::ReplicaFetchAnswer leader_ends_;  // The last answer's, without `poll`.
+  uint64_t offsets_version_ = 0;             // Of the leader's offsets this log holds.
   Duration delay_;
   protocol::Bytes messages_;
   std::unique_ptr<FetcherOp<core::Replicate>> replicate_;
   std::unique_ptr<FetcherOp<core::TruncatePartition>> truncate_;
   std::unique_ptr<FetcherOp<core::AppendStored>> append_;
+  std::unique_ptr<FetcherOp<core::AdoptOffsets>> adopt_;
 };
 
 // Shard 0's replication duties:

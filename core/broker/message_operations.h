@@ -110,6 +110,10 @@ struct PollResult {
   uint64_t commit_end = 0;
   uint64_t appended_end = 0;
   uint64_t epoch_start = 0;
+  // A follower's fetch: the version of the leader's stored offsets, and all of them when the
+  // fetch named another version (docs/cluster.md §Replication, Consumer offsets).
+  uint64_t offsets_version = 0;
+  std::optional<std::vector<std::pair<ConsumerRef, uint64_t>>> offsets;
 };
 
 //

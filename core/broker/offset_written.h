@@ -9,11 +9,13 @@ namespace hark::core {
 
 namespace internal {
 class OffsetStore;
+class Partition;
 }  // namespace internal
 
 // Hears once, on the partition's owner shard, that a stored (or deleted) consumer offset is on
-// disk — written, and fdatasynced under durability `always` — or the error that failed it
-// (then nothing of it was kept). The object must stay alive until then. StoreOffset and
+// disk — written, and fdatasynced under durability `always`, and on a replicated leader held by
+// every in-sync follower and a majority (docs/cluster.md §Replication, Consumer offsets) — or
+// the error that failed it. The object must stay alive until then. StoreOffset and
 // DeleteOffset are answered from here.
 struct OffsetWrittenTag;
 class OffsetWritten : public ListHook<OffsetWrittenTag> {
@@ -25,7 +27,9 @@ class OffsetWritten : public ListHook<OffsetWrittenTag> {
 
  private:
   friend class internal::OffsetStore;
+  friend class internal::Partition;
   uint64_t sequence_ = 0;
+  uint64_t version_ = 0;  // The partition's offsets version this change made.
 };
 
 }  // namespace hark::core

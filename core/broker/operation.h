@@ -131,6 +131,9 @@ struct ReplicaFetch {
   uint32_t member = 0;
   uint64_t epoch = 0;
   uint64_t set = 0;  // ReplicaPlace::set as the follower's leader numbered its members.
+  // The version of the leader's stored offsets the follower holds (0: none yet). Another one
+  // than the leader's gets them all in the answer, at once (PollResult::offsets).
+  uint64_t offsets_version = 0;
 };
 // A partition's place in replication (Broker::host, Replicate): its role in a leader epoch, the
 // size of its replica set and, for a leader, who is in sync. `set` names the members' order

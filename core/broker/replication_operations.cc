@@ -38,4 +38,21 @@ void TruncatePartition::at_owner(BrokerShard& shard, internal::Partition& owner)
   Flow::finish(*this, shard, owner.truncate(Offset(end), epoch));
 }
 
+Result<Ref<internal::PartitionCell>> AdoptOffsets::resolve(BrokerShard& shard) {
+  return shard.catalog().partition(stream, topic, partition);
+}
+
+void AdoptOffsets::at_owner(BrokerShard& shard, internal::Partition& owner) {
+  const Result<bool> writing = owner.adopt_offsets(offsets, *this);
+  if (!writing.ok()) {
+    Flow::finish(*this, shard, writing.error());
+  } else if (!*writing) {
+    Flow::finish(*this, shard, ok_status());
+  }
+}
+
+void AdoptOffsets::offset_written(Status status) {
+  Flow::finish(*this, *BrokerShard::current(), std::move(status));
+}
+
 }  // namespace hark::core

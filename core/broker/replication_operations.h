@@ -1,7 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
+#include "hark/core/broker/offset_written.h"
 #include "hark/core/broker/operation.h"
 
 namespace hark::core {
@@ -71,6 +74,23 @@ class TruncatePartition : public PartitionOperation {
  private:
   Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
   void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
+};
+
+// A follower takes the stored consumer offsets of its leader (a fetch's PollResult::offsets):
+// exactly those, written (fdatasynced under `always`) before it is done, so the follower's next
+// fetch can name their version as held. Errors: shard_communication_error (11001) unless the
+// partition follows; an offsets write's error.
+class AdoptOffsets : public PartitionOperation, private OffsetWritten {
+ public:
+  NameOrId stream;
+  NameOrId topic;
+  uint32_t partition = 0;
+  std::vector<std::pair<ConsumerRef, uint64_t>> offsets;
+
+ private:
+  Result<Ref<internal::PartitionCell>> resolve(internal::BrokerShard& shard) override;
+  void at_owner(internal::BrokerShard& shard, internal::Partition& owner) override;
+  void offset_written(Status status) override;
 };
 
 }  // namespace hark::core

@@ -157,6 +157,7 @@ void append_replica_fetch(const ReplicaFetchRequest& fetch, protocol::Bytes& pay
   writer.u64(fetch.set);
   writer.u64(fetch.from);
   writer.u32(fetch.count);
+  writer.u64(fetch.offsets_version);
 }
 
 Result<ReplicaFetchRequest> parse_replica_fetch(std::span<const std::byte> payload) {
@@ -169,51 +170,87 @@ Result<ReplicaFetchRequest> parse_replica_fetch(std::span<const std::byte> paylo
   HARK_TRY_ASSIGN(fetch.set, reader.u64());
   HARK_TRY_ASSIGN(fetch.from, reader.u64());
   HARK_TRY_ASSIGN(fetch.count, reader.u32());
+  HARK_TRY_ASSIGN(fetch.offsets_version, reader.u64());
   if (!reader.empty()) return Error::invalid_command;
   return fetch;
 }
 
-void append_replica_fetch_ends(const ReplicaFetchEnds& ends, protocol::Bytes& payload) {
-  protocol::Writer writer(payload);
-  writer.u64(ends.commit);
-  writer.u64(ends.appended);
-  writer.u64(ends.epoch_start);
+namespace {
+
+// Stored offsets: [count u32] then [kind u8][id u32][offset u64] each.
+constexpr size_t stored_offset_bytes = 13;
+
+void write_offsets(protocol::Writer& writer, const LinkStoredOffsets& offsets) {
+  writer.u32(static_cast<uint32_t>(offsets.size()));
+  for (const auto& [consumer, offset] : offsets) {
+    writer.u8(static_cast<uint8_t>(consumer.kind));
+    writer.u32(consumer.id);
+    writer.u64(offset);
+  }
 }
 
-Result<ReplicaFetchEnds> parse_replica_fetch_ends(std::span<const std::byte> payload) {
+Result<LinkStoredOffsets> read_offsets(protocol::Reader& reader, size_t bytes) {
+  HARK_TRY_ASSIGN(const uint32_t count, reader.u32());
+  if (count > bytes / stored_offset_bytes) return Error::invalid_command;
+  LinkStoredOffsets offsets(count);
+  for (auto& [consumer, offset] : offsets) {
+    HARK_TRY_ASSIGN(const uint8_t kind, reader.u8());
+    if (kind != static_cast<uint8_t>(core::ConsumerRef::Kind::consumer) &&
+        kind != static_cast<uint8_t>(core::ConsumerRef::Kind::group)) {
+      return Error::invalid_command;
+    }
+    consumer.kind = static_cast<core::ConsumerRef::Kind>(kind);
+    HARK_TRY_ASSIGN(consumer.id, reader.u32());
+    HARK_TRY_ASSIGN(offset, reader.u64());
+  }
+  return offsets;
+}
+
+// In a replica fetch's answer, where the count would be: the fetch held the leader's offsets.
+constexpr uint8_t offsets_held = 0;
+constexpr uint8_t offsets_follow = 1;
+
+}  // namespace
+
+void append_replica_fetch_head(const ReplicaFetchAnswer& answer, protocol::Bytes& payload) {
+  protocol::Writer writer(payload);
+  writer.u64(answer.commit);
+  writer.u64(answer.appended);
+  writer.u64(answer.epoch_start);
+  writer.u64(answer.offsets_version);
+  writer.u8(answer.offsets.has_value() ? offsets_follow : offsets_held);
+  if (answer.offsets.has_value()) write_offsets(writer, *answer.offsets);
+}
+
+Result<ReplicaFetchAnswer> parse_replica_fetch_answer(std::span<const std::byte> payload) {
   protocol::Reader reader(payload);
-  ReplicaFetchEnds ends;
-  HARK_TRY_ASSIGN(ends.commit, reader.u64());
-  HARK_TRY_ASSIGN(ends.appended, reader.u64());
-  HARK_TRY_ASSIGN(ends.epoch_start, reader.u64());
-  if (ends.commit > ends.appended) return Error::invalid_command;
-  return ends;
+  ReplicaFetchAnswer answer;
+  HARK_TRY_ASSIGN(answer.commit, reader.u64());
+  HARK_TRY_ASSIGN(answer.appended, reader.u64());
+  HARK_TRY_ASSIGN(answer.epoch_start, reader.u64());
+  HARK_TRY_ASSIGN(answer.offsets_version, reader.u64());
+  if (answer.commit > answer.appended) return Error::invalid_command;
+  HARK_TRY_ASSIGN(const uint8_t offsets, reader.u8());
+  if (offsets == offsets_follow) {
+    HARK_TRY_ASSIGN(answer.offsets, read_offsets(reader, payload.size()));
+  } else if (offsets != offsets_held) {
+    return Error::invalid_command;
+  }
+  answer.poll = reader.rest();
+  return answer;
 }
 
 void append_link_fence_answer(const LinkFenceAnswer& answer, protocol::Bytes& payload) {
   protocol::Writer writer(payload);
   writer.u64(answer.end);
-  writer.u32(static_cast<uint32_t>(answer.offsets.size()));
-  for (const LinkStoredOffset& offset : answer.offsets) {
-    writer.u8(offset.kind);
-    writer.u32(offset.id);
-    writer.u64(offset.offset);
-  }
+  write_offsets(writer, answer.offsets);
 }
 
 Result<LinkFenceAnswer> parse_link_fence_answer(std::span<const std::byte> payload) {
   protocol::Reader reader(payload);
   LinkFenceAnswer answer;
   HARK_TRY_ASSIGN(answer.end, reader.u64());
-  HARK_TRY_ASSIGN(const uint32_t count, reader.u32());
-  constexpr size_t offset_bytes = 13;
-  if (count > payload.size() / offset_bytes) return Error::invalid_command;
-  answer.offsets.resize(count);
-  for (LinkStoredOffset& offset : answer.offsets) {
-    HARK_TRY_ASSIGN(offset.kind, reader.u8());
-    HARK_TRY_ASSIGN(offset.id, reader.u32());
-    HARK_TRY_ASSIGN(offset.offset, reader.u64());
-  }
+  HARK_TRY_ASSIGN(answer.offsets, read_offsets(reader, payload.size()));
   if (!reader.empty()) return Error::invalid_command;
   return answer;
 }

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hark/core/base/result.h"
@@ -149,28 +150,34 @@ struct ReplicaFetchRequest {
   uint64_t set = 0;
   uint64_t from = 0;
   uint32_t count = 0;
+  uint64_t offsets_version = 0;  // core::ReplicaFetch::offsets_version.
 };
 void append_replica_fetch(const ReplicaFetchRequest& fetch, protocol::Bytes& payload);
 Result<ReplicaFetchRequest> parse_replica_fetch(std::span<const std::byte> payload);
-// The ends at the head of a replica fetch's answer payload (the poll answer follows).
-struct ReplicaFetchEnds {
+
+// Stored consumer offsets on a link: a move's fenced fetch and a replica fetch carry them.
+using LinkStoredOffsets = std::vector<std::pair<core::ConsumerRef, uint64_t>>;
+
+// A replica fetch's answer payload: the leader's ends, the version of its stored offsets and,
+// when the fetch named another version, all of them; then the poll answer (`poll`, a view into
+// the parsed bytes).
+struct ReplicaFetchAnswer {
   uint64_t commit = 0;
   uint64_t appended = 0;
   uint64_t epoch_start = 0;
+  uint64_t offsets_version = 0;
+  std::optional<LinkStoredOffsets> offsets;
+  std::span<const std::byte> poll;
 };
-inline constexpr size_t replica_fetch_ends_size = 24;
-void append_replica_fetch_ends(const ReplicaFetchEnds& ends, protocol::Bytes& payload);
-Result<ReplicaFetchEnds> parse_replica_fetch_ends(std::span<const std::byte> payload);
+// Writes everything but `poll`, which the caller appends.
+void append_replica_fetch_head(const ReplicaFetchAnswer& answer, protocol::Bytes& payload);
+// A count the bytes cannot hold is refused before anything is allocated for it.
+Result<ReplicaFetchAnswer> parse_replica_fetch_answer(std::span<const std::byte> payload);
 
 // A fenced fetch's answer payload.
-struct LinkStoredOffset {
-  uint8_t kind = 0;  // core::ConsumerRef::Kind.
-  uint32_t id = 0;
-  uint64_t offset = 0;
-};
 struct LinkFenceAnswer {
   uint64_t end = 0;
-  std::vector<LinkStoredOffset> offsets;
+  LinkStoredOffsets offsets;
 };
 void append_link_fence_answer(const LinkFenceAnswer& answer, protocol::Bytes& payload);
 // A count the bytes cannot hold is refused before anything is allocated for it.

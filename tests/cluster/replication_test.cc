@@ -7,7 +7,8 @@
 // (sends go on with the other two) and, restarted, copies what it missed and joins again.
 // A leader paused past its lease is deposed: what it takes after it wakes is never acknowledged
 // (its in-sync set holds the new leader, which no longer fetches from it) and is cut when it
-// follows. Label cluster (release stage only).
+// follows. A consumer's stored offset is answered once a majority holds it, so it survives the
+// leader's death too. Label cluster (release stage only).
 #include <signal.h>
 
 #include <chrono>
@@ -139,6 +140,20 @@ TEST_F(HarkdReplication, AKilledLeadersAcknowledgedSendsAreServedByTheNextLeader
     sent.push_back("before-" + std::to_string(i));
     ASSERT_TRUE(send(before.node, sent.back()).ok()) << i;
   }
+  // A consumer's stored offset is answered once a majority holds it: it survives too.
+  const protocol::Consumer consumer{.kind = protocol::ConsumerKind::consumer,
+                                    .id = Identifier::numeric(9)};
+  {
+    auto client = cluster_.connect(before.node);
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client
+                    ->store_consumer_offset({.consumer = consumer,
+                                             .stream_id = Identifier::numeric(0),
+                                             .topic_id = Identifier::numeric(0),
+                                             .partition_id = 0,
+                                             .offset = 98})
+                    .ok());
+  }
   cluster_.kill(before.node);
   ASSERT_TRUE(wait_until(
       [&] {
@@ -152,6 +167,17 @@ TEST_F(HarkdReplication, AKilledLeadersAcknowledgedSendsAreServedByTheNextLeader
   uint32_t survivor = after.node == 1 ? 2 : 1;
   if (survivor == before.node) survivor = 3;
   expect_served(survivor, sent);
+  {
+    auto client = cluster_.connect(survivor);
+    ASSERT_NE(client, nullptr);
+    const auto offset = client->get_consumer_offset({.consumer = consumer,
+                                                     .stream_id = Identifier::numeric(0),
+                                                     .topic_id = Identifier::numeric(0),
+                                                     .partition_id = 0});
+    ASSERT_TRUE(offset.ok()) << error_name(offset.error());
+    ASSERT_TRUE(offset->has_value());
+    EXPECT_EQ((*offset)->stored_offset, 98u);
+  }
   // The new leader serves: sends through either survivor are acknowledged at once.
   for (int i = 0; i < 20; i++) {
     sent.push_back("after-" + std::to_string(i));

@@ -8,10 +8,12 @@
 // refusals (stale epoch, a send to a follower, a fetch past the end); truncation, across a
 // restart. Two shards, real disks (durability `write`), so writes complete on their own: the
 // test waits on the leader's durable end (Replicate's answer) before asserting "not yet".
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,9 +124,10 @@ class ReplicationTest : public ::testing::Test {
     return std::async(std::launch::async, [&] { return append.call(*broker_); });
   }
 
-  // Follower `member`'s fetch from `from` (its durable end), waiting up to `wait`.
-  static void prepare_fetch(Poll& fetch, uint32_t member, uint64_t from, Duration wait,
-                            uint64_t in_epoch = epoch) {
+  // Follower `member`'s fetch from `from` (its durable end), waiting up to `wait`, naming the
+  // version of the leader's offsets it took last.
+  void prepare_fetch(Poll& fetch, uint32_t member, uint64_t from, Duration wait,
+                     uint64_t in_epoch = epoch) {
     fetch.stream = NameOrId::id(0);
     fetch.topic = NameOrId::id(0);
     fetch.partition = leader;
@@ -132,7 +135,30 @@ class ReplicationTest : public ::testing::Test {
     fetch.value = from;
     fetch.count = 100;
     fetch.wait = wait;
-    fetch.replica = ReplicaFetch{.member = member, .epoch = in_epoch};
+    fetch.replica =
+        ReplicaFetch{.member = member, .epoch = in_epoch, .offsets_version = held_version_[member]};
+  }
+
+  // Follower `member` takes the leader's offsets a fetch brought, as harkd's follower does.
+  Status adopt(uint32_t member, const PollResult& answer) {
+    if (!answer.offsets.has_value()) return ok_status();
+    Blocking<AdoptOffsets> op;
+    address(op, member);
+    op.offsets = *answer.offsets;
+    HARK_TRY(op.call(*broker_));
+    held_version_[member] = answer.offsets_version;
+    return ok_status();
+  }
+
+  std::optional<uint64_t> stored(uint32_t partition, ConsumerRef consumer) {
+    Blocking<GetOffset> get;
+    get.stream = NameOrId::id(0);
+    get.topic = NameOrId::id(0);
+    get.partition = partition;
+    get.consumer = consumer;
+    if (consumer.kind == ConsumerRef::Kind::group) get.group = NameOrId::id(consumer.id);
+    EXPECT_TRUE(get.call(*broker_).ok());
+    return get.stored;
   }
 
   // Follower `member` (partition `member`) fetches from its durable end and stores what came.
@@ -142,6 +168,7 @@ class ReplicationTest : public ::testing::Test {
     prepare_fetch(fetch, member, from, Duration(0));
     HARK_TRY(fetch.call(*broker_));
     answer = std::move(fetch.result);
+    HARK_TRY(adopt(member, answer));
     if (answer.messages.empty()) return ok_status();
     Blocking<AppendStored> store;
     address(store, member);
@@ -170,6 +197,7 @@ class ReplicationTest : public ::testing::Test {
 
   std::filesystem::path directory_;
   std::unique_ptr<Broker> broker_;
+  std::array<uint64_t, 3> held_version_{};
 };
 
 TEST_F(ReplicationTest, ASendIsAcknowledgedOnlyOnceASecondReplicaHoldsIt) {
@@ -219,6 +247,8 @@ TEST_F(ReplicationTest, AParkedPollIsWokenOnlyOnceASecondReplicaHoldsIt) {
 }
 
 TEST_F(ReplicationTest, AParkedFollowerFetchIsWokenByAnAppendBeforeAnyCommit) {
+  PollResult first;
+  ASSERT_TRUE(fetch_and_store(1, first).ok());  // Takes the leader's offsets (none): may park.
   Blocking<Poll> fetch;
   prepare_fetch(fetch, 1, 0, 5s);
   std::future<Status> fetched =
@@ -371,6 +401,111 @@ TEST_F(ReplicationTest, EpochsAreRecordedAndARestartedReplicaServesOnlyItsCheckp
   EXPECT_EQ(after.appended_end, 1u);
   EXPECT_EQ(after.commit_end, 0u);
   EXPECT_EQ(after.recorded_epoch, epoch + 1);
+}
+
+// Consumer offsets replicate with the partition (docs/cluster.md §Replication, Consumer
+// offsets): a follower's fetch naming another version than the leader's brings them all, at
+// once; one naming the leader's waits for a change of them as for an append. A store is
+// answered only once a majority holds it (here follower 1: 2 of 3), a deletion too; the
+// follower holds them on its own disk and takes them again from a reopened leader.
+TEST_F(ReplicationTest, StoredOffsetsAreAnsweredOnceAMajorityHoldsThemAndSurviveOnFollowers) {
+  const std::vector<std::byte> bytes = message("m");
+  Blocking<Append> append;
+  std::future<Status> sent = send(append, bytes);
+  ASSERT_TRUE(leader_durable(1));
+  PollResult answer;
+  ASSERT_TRUE(fetch_and_store(1, answer).ok());
+  ASSERT_TRUE(answer.offsets.has_value());  // Version 0 is no leader's: the (empty) offsets.
+  EXPECT_TRUE(answer.offsets->empty());
+  ASSERT_TRUE(fetch_and_store(1, answer).ok());  // Acknowledges the message: committed.
+  EXPECT_FALSE(answer.offsets.has_value());      // It holds the leader's version now.
+  ASSERT_TRUE(sent.get().ok());
+
+  Blocking<CreateConsumerGroup> created;
+  created.stream = NameOrId::id(0);
+  created.topic = NameOrId::id(0);
+  created.name = "g";
+  ASSERT_TRUE(created.call(*broker_).ok());
+  const ConsumerRef consumer{ConsumerRef::Kind::consumer, 7};
+  const ConsumerRef group{ConsumerRef::Kind::group, created.group.id};
+  // Follower 1 parks on the leader's end, holding its offsets' version.
+  Blocking<Poll> parked;
+  prepare_fetch(parked, 1, 1, 5s);
+  std::future<Status> fetched =
+      std::async(std::launch::async, [&] { return parked.call(*broker_); });
+  ASSERT_TRUE(test::wait_until_parked(*broker_, 1));
+  Blocking<StoreOffset> store;
+  store.stream = NameOrId::id(0);
+  store.topic = NameOrId::id(0);
+  store.partition = leader;
+  store.consumer = consumer;
+  store.offset = 0;
+  std::future<Status> stored_at_leader =
+      std::async(std::launch::async, [&] { return store.call(*broker_); });
+  // Woken by the change, not the 5 s wait, with the offsets and no message.
+  ASSERT_EQ(fetched.wait_for(4s), std::future_status::ready);
+  ASSERT_TRUE(fetched.get().ok());
+  EXPECT_TRUE(parked.result.messages.empty());
+  ASSERT_TRUE(parked.result.offsets.has_value());
+  EXPECT_EQ(*parked.result.offsets, (std::vector<std::pair<ConsumerRef, uint64_t>>{{consumer, 0}}));
+  ASSERT_TRUE(adopt(1, parked.result).ok());
+  ASSERT_TRUE(leader_durable(1));  // A round trip to the leader's shard: the store is not
+  EXPECT_EQ(stored_at_leader.wait_for(0s), std::future_status::timeout);  // held by 2 yet.
+  ASSERT_TRUE(fetch_and_store(1, answer).ok());  // Names the new version: the acknowledgement.
+  ASSERT_TRUE(stored_at_leader.get().ok());
+  EXPECT_EQ(stored(1, consumer), 0u);
+  EXPECT_EQ(stored(2, consumer), std::nullopt);  // Follower 2 has not fetched.
+
+  // A group's offset, then the consumer's deleted: each answered after follower 1's fetches.
+  Blocking<StoreOffset> group_store;
+  group_store.stream = NameOrId::id(0);
+  group_store.topic = NameOrId::id(0);
+  group_store.partition = leader;
+  group_store.consumer = group;
+  group_store.group = NameOrId::id(group.id);
+  group_store.offset = 0;
+  std::future<Status> group_stored =
+      std::async(std::launch::async, [&] { return group_store.call(*broker_); });
+  Blocking<DeleteOffset> erase;
+  erase.stream = NameOrId::id(0);
+  erase.topic = NameOrId::id(0);
+  erase.partition = leader;
+  erase.consumer = consumer;
+  std::future<Status> erased = std::async(std::launch::async, [&] { return erase.call(*broker_); });
+  ASSERT_TRUE(test::wait_until([&] {
+    EXPECT_TRUE(fetch_and_store(1, answer).ok());
+    return erased.wait_for(0s) == std::future_status::ready &&
+           group_stored.wait_for(0s) == std::future_status::ready;
+  }));
+  ASSERT_TRUE(group_stored.get().ok());
+  ASSERT_TRUE(erased.get().ok());
+  EXPECT_EQ(stored(1, consumer), std::nullopt);  // Deleted on the follower too.
+  EXPECT_EQ(stored(1, group), 0u);
+
+  // A follower takes offsets from its leader only; a leader takes none that way.
+  Blocking<StoreOffset> at_follower;
+  at_follower.stream = NameOrId::id(0);
+  at_follower.topic = NameOrId::id(0);
+  at_follower.partition = 1;
+  at_follower.consumer = consumer;
+  EXPECT_EQ(at_follower.call(*broker_).error(), Error::shard_communication_error);
+  Blocking<AdoptOffsets> at_leader;
+  address(at_leader, leader);
+  EXPECT_EQ(at_leader.call(*broker_).error(), Error::shard_communication_error);
+
+  // After a restart the follower's copy is on its disk, and the reopened leader's offsets have
+  // a version no earlier opening had: the follower takes them again.
+  const uint64_t before = held_version_[1];
+  broker_->stop();
+  broker_.reset();
+  start();
+  ASSERT_TRUE(replicate(leader, ReplicaRole::leader).ok());
+  ASSERT_TRUE(replicate(1, ReplicaRole::follower).ok());
+  EXPECT_EQ(stored(1, group), 0u);
+  EXPECT_EQ(stored(1, consumer), std::nullopt);
+  ASSERT_TRUE(fetch_and_store(1, answer).ok());
+  ASSERT_TRUE(answer.offsets.has_value());
+  EXPECT_NE(answer.offsets_version, before);
 }
 
 // A deposed leader (docs/cluster.md §Replication, The data path) holds a send it could not

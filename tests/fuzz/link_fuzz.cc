@@ -161,9 +161,15 @@ class Side {
     if (parse_figures_answer(bytes, figures).ok() && figures.size() > figures_max) {
       __builtin_trap();
     }
-    // A replica fetch's answer head (server/replication.cc): a commit past the end is refused.
-    const auto ends = parse_replica_fetch_ends(bytes.subspan(hark::protocol::response_header_size));
-    if (ends.ok() && ends->commit > ends->appended) __builtin_trap();
+    // A replica fetch's answer (server/replication.cc): a commit past the end is refused, and
+    // the poll answer is what follows the head, within the bytes.
+    const std::span<const std::byte> body = bytes.subspan(hark::protocol::response_header_size);
+    const auto fetched = parse_replica_fetch_answer(body);
+    if (fetched.ok() &&
+        (fetched->commit > fetched->appended ||
+         fetched->poll.data() + fetched->poll.size() != body.data() + body.size())) {
+      __builtin_trap();
+    }
     return true;
   }
 

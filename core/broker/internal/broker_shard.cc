@@ -139,6 +139,7 @@ void BrokerShard::close_owned(const PartitionKey& key, AbortReason reason, Error
   owned_order_.erase(key);
   waits_.release(partition->cell(), reason);
   waits_.release(partition->cell().appended, reason);  // Followers' fetches too.
+  waits_.release(partition->cell().offsets, reason);
   refuse_held(*partition, held);
   partition->close();
 }
@@ -258,6 +259,7 @@ Status BrokerShard::open_partition(const Ref<PartitionCell>& cell) {
   }
   waits_.adopt(*cell, partition.get());
   waits_.adopt(cell->appended, &partition->appended_hook());
+  waits_.adopt(cell->offsets);  // No hook: a fetch woken there is evaluated again.
   owned_[cell->key] = std::move(partition);
   owned_order_.insert(cell->key);
   arm_retention();
@@ -404,6 +406,7 @@ void BrokerShard::release_partitions() {
   for (auto& [key, partition] : owned_) {
     waits_.release(partition->cell(), AbortReason::shutdown);
     waits_.release(partition->cell().appended, AbortReason::shutdown);
+    waits_.release(partition->cell().offsets, AbortReason::shutdown);
     refuse_held(*partition, Error::shard_communication_error);
   }
 }

@@ -25,7 +25,11 @@ namespace hark::core::internal {
 class PartitionCell final : public CommitPoint, public RefCounted {
  public:
   PartitionCell(PartitionKey partition_key, ShardId owner, UnixMicros created)
-      : CommitPoint(owner), appended(owner), key(partition_key), created_at(created) {}
+      : CommitPoint(owner),
+        appended(owner),
+        offsets(owner),
+        key(partition_key),
+        created_at(created) {}
 
   PartitionInfo info() const;
   // Iggy's current_offset: the last offset, 0 when empty.
@@ -35,6 +39,10 @@ class PartitionCell final : public CommitPoint, public RefCounted {
   // where followers' fetches park (docs/cluster.md §Replication, Built: the core side), on the
   // same machinery as polls on the commit point (the cell itself).
   CommitPoint appended;
+  // The version of its stored consumer offsets (Partition::offsets_version), published at each
+  // change: where a follower's fetch that holds the current version also waits, so a stored
+  // offset reaches the followers at once, not with the next append.
+  CommitPoint offsets;
   const PartitionKey key;
   const UnixMicros created_at;
   // Published by the owner (relaxed: figures, not synchronization).

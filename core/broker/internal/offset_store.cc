@@ -162,6 +162,30 @@ bool OffsetStore::erase(const ConsumerRef& consumer, OffsetWritten& done) {
   return true;
 }
 
+bool OffsetStore::adopt(std::span<const std::pair<ConsumerRef, uint64_t>> wanted,
+                        OffsetWritten& done) {
+  Offsets next(wanted.begin(), wanted.end());
+  bool changed = false;
+  for (const auto& [consumer, offset] : offsets_) {
+    if (!next.contains(consumer)) {
+      append_record(queued_, consumer, deleted);
+      changed = true;
+    }
+  }
+  for (const auto& [consumer, offset] : next) {
+    const auto held = offsets_.find(consumer);
+    if (held != offsets_.end() && held->second == offset) continue;
+    append_record(queued_, consumer, offset);
+    changed = true;
+  }
+  if (!changed) return false;
+  offsets_ = std::move(next);
+  done.sequence_ = ++sequence_;
+  waiters_.push_back(done);
+  start_next();
+  return true;
+}
+
 void OffsetStore::clear() {
   close();
   offsets_.clear();
@@ -330,7 +354,15 @@ void OffsetStore::finish_batch() {
   // The next write starts before anyone hears of this one: the disk stays busy.
   start_next();
   while (!waiters_.empty() && waiters_.front().sequence_ <= done_up_to) {
-    waiters_.pop_front()->offset_written(ok_status());
+    written(*waiters_.pop_front(), ok_status());
+  }
+}
+
+void OffsetStore::written(OffsetWritten& done, Status status) {
+  if (listener_ != nullptr) {
+    listener_->offset_written(done, std::move(status));
+  } else {
+    done.offset_written(std::move(status));
   }
 }
 
@@ -351,7 +383,7 @@ void OffsetStore::fail(Error error, int32_t result) {
   // The file may hold part of what failed: the next write replaces it whole.
   dirty_ = true;
   offsets_ = durable_;
-  while (OffsetWritten* done = waiters_.pop_front()) done->offset_written(error);
+  while (OffsetWritten* done = waiters_.pop_front()) written(*done, error);
 }
 
 }  // namespace hark::core::internal

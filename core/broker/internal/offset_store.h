@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
@@ -32,6 +34,16 @@ namespace hark::core::internal {
 // which compaction bounds. Owner shard only.
 class OffsetStore final : private io::Completion {
  public:
+  // Hears of every change's end in its place (the partition holds a replicated leader's
+  // changes until its followers hold them too).
+  class Listener {
+   public:
+    virtual void offset_written(OffsetWritten& done, Status status) = 0;
+
+   protected:
+    ~Listener() = default;
+  };
+
   // Blocking: at partition open only. Errors: cannot_open_consumer_offsets_file,
   // cannot_read_consumer_offsets, cannot_write_to_file.
   static Result<std::unique_ptr<OffsetStore>> open(io::Ring& ring, const std::string& path,
@@ -49,11 +61,17 @@ class OffsetStore final : private io::Completion {
   void set(const ConsumerRef& consumer, uint64_t offset, OffsetWritten& done);
   // Returns false (and `done` hears nothing) if nothing was stored for `consumer`.
   bool erase(const ConsumerRef& consumer, OffsetWritten& done);
+  // Makes the stored offsets exactly `wanted` (a follower taking its leader's): the changes go
+  // out as one batch that `done` hears of. Returns false (and `done` hears nothing) if they
+  // were `wanted` already.
+  bool adopt(std::span<const std::pair<ConsumerRef, uint64_t>> wanted, OffsetWritten& done);
   // Forgets every offset (purge). Waits for the writes in flight and queued.
   void clear();
   // Waits until every change is written or failed (drives the ring: not from inside a
   // completion); rewrites the file from memory if a failed write left it behind.
   void close();
+
+  void set_listener(Listener* listener) { listener_ = listener; }
 
   // For tests and metrics: the file's size, and compactions since open.
   uint64_t file_bytes() const { return size_; }
@@ -79,6 +97,7 @@ class OffsetStore final : private io::Completion {
   void compaction_written();
   void finish_batch();
   void fail(Error error, int32_t result);
+  void written(OffsetWritten& done, Status status);
 
   io::Ring& ring_;
   const std::string path_;
@@ -97,6 +116,7 @@ class OffsetStore final : private io::Completion {
   uint64_t batch_sequence_ = 0;       // Of the last change the operation in flight covers.
   uint64_t compactions_ = 0;
   Step step_ = Step::idle;
+  Listener* listener_ = nullptr;
   bool dirty_ = false;  // A write failed: the file may hold bytes past size_.
 };
 

@@ -1,6 +1,7 @@
 #include "hark/core/broker/internal/partition.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -20,6 +21,7 @@ Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
   HARK_ASSERT(log_ != nullptr);
   HARK_ASSERT(offsets_ != nullptr);
   log_->set_commit_listener(this);
+  offsets_->set_listener(this);
   // A replicated log knows only its checkpoint's commit to be committed (docs/cluster.md
   // §Replication, Truncation); the rest commits again as its replica set confirms it.
   state_ = storage::load_replica_state(log_->directory());
@@ -29,10 +31,19 @@ Partition::Partition(WaitShard& waits, Ref<PartitionCell> cell,
   cell_->clear_dirty();
   cell_->appended.publish(log_->appended_end().value());
   cell_->appended.clear_dirty();
+  // The clock makes a reopened partition's versions unlike the last opening's (whose followers
+  // may hold one of them); the cell's, that they only grow on it.
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  offsets_version_ =
+      std::max<uint64_t>(cell_->offsets.snapshot().next_offset + 1,
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+  cell_->offsets.publish(offsets_version_);
+  cell_->offsets.clear_dirty();
   publish_figures();
 }
 
 Partition::~Partition() {
+  HARK_ASSERT(offset_waiters_.empty());  // close() answered them.
   log_->set_commit_listener(nullptr);
   // Released points have no hook any more; one never adopted or not released must not keep
   // a dangling one.
@@ -71,7 +82,10 @@ void Partition::publish_appended() {
 Status Partition::replicate(const ReplicaPlace& place, Offset leader_commit) {
   if (place.epoch < epoch_) return Error::shard_communication_error;
   if (place.role == ReplicaRole::follower) {
-    if (place.epoch != epoch_ || !log_->following()) log_->follow();
+    if (place.epoch != epoch_ || !log_->following()) {
+      log_->follow();
+      fail_offset_waiters(Error::shard_communication_error);  // Deposed: sent again to the leader.
+    }
     epoch_ = place.epoch;
     set_ = place.set;
     const Offset before = log_->next_offset();
@@ -89,12 +103,14 @@ Status Partition::replicate(const ReplicaPlace& place, Offset leader_commit) {
     }
     HARK_TRY(log_->lead(place.replicas));
     expanded_ = 0;
+    offsets_held_.fill(0);  // The followers say again at their next fetch.
   }
   epoch_ = place.epoch;
   set_ = place.set;
   view_in_sync_ = place.in_sync;
   expanded_ &= ~place.in_sync;
   log_->set_in_sync(view_in_sync_ | expanded_);
+  settle_offsets();  // A follower out of the set is waited for no more.
   return ok_status();
 }
 
@@ -112,7 +128,10 @@ Status Partition::follower_fetch(const ReplicaFetch& fetch, Offset from) {
   if (log_->following() || fetch.epoch != epoch_ || fetch.set != set_) {
     return Error::shard_communication_error;
   }
-  return log_->report_durable(fetch.member, from);
+  HARK_TRY(log_->report_durable(fetch.member, from));
+  offsets_held_[fetch.member] = fetch.offsets_version;
+  settle_offsets();
+  return ok_status();
 }
 
 Status Partition::truncate(Offset end, uint64_t epoch) {
@@ -212,6 +231,7 @@ Status Partition::purge(WaitShard& waits) {
   HARK_ASSERT(&waits == &waits_);  // The owner's, which the cell was adopted by.
   HARK_TRY(log_->purge());
   offsets_->clear();
+  offsets_changed();
   waits.reset(*cell_, log_->next_offset().value());
   waits.reset(cell_->appended, log_->appended_end().value());
   publish_figures();
@@ -255,18 +275,78 @@ std::optional<uint64_t> Partition::stored_offset(const ConsumerRef& consumer) co
 }
 
 Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset, OffsetWritten& done) {
+  // A follower's offsets are its leader's (adopt_offsets): stores go to the leader.
+  if (log_->following()) return Error::shard_communication_error;
   if (log_->empty() && log_->next_offset().value() == 0) return Error::invalid_offset;
   if (offset >= log_->next_offset().value()) return Error::invalid_offset;
   offsets_->set(consumer, offset, done);
   HARK_ASSERT(offsets_->get(consumer) == offset);  // Seen at once, written later.
-  waits_.offsets_changed(*cell_);
+  offsets_changed();
+  done.version_ = offsets_version_;
   return ok_status();
 }
 
 Status Partition::delete_offset(const ConsumerRef& consumer, OffsetWritten& done) {
+  if (log_->following()) return Error::shard_communication_error;
   if (!offsets_->erase(consumer, done)) return Error::consumer_offset_not_found;
-  waits_.offsets_changed(*cell_);
+  offsets_changed();
+  done.version_ = offsets_version_;
   return ok_status();
+}
+
+std::vector<std::pair<ConsumerRef, uint64_t>> Partition::stored_offsets() const {
+  std::vector<std::pair<ConsumerRef, uint64_t>> offsets;
+  offsets_->for_each([&](const ConsumerRef& consumer, uint64_t offset) {
+    offsets.emplace_back(consumer, offset);
+  });
+  return offsets;
+}
+
+Result<bool> Partition::adopt_offsets(std::span<const std::pair<ConsumerRef, uint64_t>> offsets,
+                                      OffsetWritten& done) {
+  if (!log_->following()) return Error::shard_communication_error;
+  done.version_ = 0;  // A follower's: nobody else to wait for.
+  if (!offsets_->adopt(offsets, done)) return false;
+  offsets_changed();
+  return true;
+}
+
+void Partition::offsets_changed() {
+  waits_.offsets_changed(*cell_);
+  waits_.publish(cell_->offsets, ++offsets_version_);
+}
+
+void Partition::offset_written(OffsetWritten& done, Status status) {
+  if (status.ok() && done.version_ != 0 && log_->following()) {
+    status = Error::shard_communication_error;  // Deposed while it was written: not held.
+  } else if (status.ok() && !offsets_replicated(done.version_)) {
+    offset_waiters_.push_back(done);
+    return;
+  }
+  done.offset_written(std::move(status));
+}
+
+bool Partition::offsets_replicated(uint64_t version) const {
+  const uint32_t members = log_->replicas();  // A follower's: 1.
+  uint32_t holding = 1;                       // The leader.
+  for (uint32_t member = 1; member < members; member++) {
+    if (offsets_held_[member] >= version) {
+      holding++;
+    } else if ((log_->in_sync() & (1u << member)) != 0) {
+      return false;
+    }
+  }
+  return holding > members / 2;
+}
+
+void Partition::settle_offsets() {
+  while (!offset_waiters_.empty() && offsets_replicated(offset_waiters_.front().version_)) {
+    offset_waiters_.pop_front()->offset_written(ok_status());
+  }
+}
+
+void Partition::fail_offset_waiters(Error error) {
+  while (OffsetWritten* done = offset_waiters_.pop_front()) done->offset_written(error);
 }
 
 void Partition::close() {
@@ -275,6 +355,9 @@ void Partition::close() {
   log_->set_commit_listener(nullptr);
   log_->close();
   offsets_->close();
+  // Written here, not known to be held by the followers: retryable.
+  fail_offset_waiters(Error::shard_communication_error);
+  offsets_->set_listener(nullptr);
 }
 
 PartitionFacts Partition::facts() const {

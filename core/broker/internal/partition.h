@@ -22,7 +22,9 @@ namespace hark::core::internal {
 // `always` an fdatasync, completes; at append under `memory`) is published to `waits`. It is its
 // cell's WinHook: a woken poll gets the committed messages from here, up to `poll_bytes_max`.
 // Used on the owner shard only.
-class Partition final : private storage::CommitListener, public WinHook {
+class Partition final : private storage::CommitListener,
+                        private OffsetStore::Listener,
+                        public WinHook {
  public:
   // `waits` (the owner shard's) must outlive the partition.
   Partition(WaitShard& waits, Ref<PartitionCell> cell, std::unique_ptr<storage::PartitionLog> log,
@@ -56,7 +58,8 @@ class Partition final : private storage::CommitListener, public WinHook {
   // the controller elects from never holds a member the commit point did not wait for).
   // shard_communication_error unless it leads `epoch` with `set`.
   Status expand_in_sync(uint64_t epoch, uint64_t set, uint32_t member);
-  // A follower's fetch from `from` arrives: its durable end, reported to the log. Errors:
+  // A follower's fetch from `from` arrives: its durable end, reported to the log, and the
+  // version of this partition's offsets it holds (offset changes it held up end). Errors:
   // shard_communication_error (11001) when this is not the leader of `epoch` with that set;
   // those of PartitionLog::report_durable.
   Status follower_fetch(const ReplicaFetch& fetch, Offset from);
@@ -102,11 +105,25 @@ class Partition final : private storage::CommitListener, public WinHook {
   // evaluation and, through judge(), for its parked waiters. Counted by the owner's WaitShard.
   Verdict evaluate(const Condition& condition, const ConditionRequest& request,
                    std::span<std::byte, condition_answer_max> answer);
-  // invalid_offset (4100) past the last offset or on an empty partition, as Iggy 0.8.0; else
-  // ok, and `done` hears once the offset is written (OffsetStore).
+  // invalid_offset (4100) past the last offset or on an empty partition, as Iggy 0.8.0;
+  // shard_communication_error (11001, retryable at the leader) on a follower; else ok, and
+  // `done` hears once the offset is written (OffsetStore) and, on a replicated leader, held by
+  // its followers (offset_written below).
   Status store_offset(const ConsumerRef& consumer, uint64_t offset, OffsetWritten& done);
-  // consumer_offset_not_found (3021) if nothing was stored; else ok, and `done` hears later.
+  // consumer_offset_not_found (3021) if nothing was stored; 11001 on a follower; else ok, and
+  // `done` hears later.
   Status delete_offset(const ConsumerRef& consumer, OffsetWritten& done);
+  // Replicated offsets (docs/cluster.md §Replication, Consumer offsets). The version of the
+  // stored offsets: grows with every change, and starts past any version an earlier opening of
+  // this partition on this node published, so a follower that holds a leader's version holds
+  // exactly its offsets.
+  uint64_t offsets_version() const { return offsets_version_; }
+  std::vector<std::pair<ConsumerRef, uint64_t>> stored_offsets() const;
+  // A follower takes its leader's stored offsets, all of them (those it holds and the leader
+  // does not are deleted). Returns true if a write is under way (`done` hears of it), false if
+  // it held them already. shard_communication_error (11001) unless it follows.
+  Result<bool> adopt_offsets(std::span<const std::pair<ConsumerRef, uint64_t>> offsets,
+                             OffsetWritten& done);
 
   // Writes out what is pending and closes the log and the offsets (drives the ring).
   void close();
@@ -124,6 +141,15 @@ class Partition final : private storage::CommitListener, public WinHook {
   };
 
   void publish_figures();
+  // A stored offset changed: conditions are evaluated again, followers' fetches woken.
+  void offsets_changed();
+  // A change of the offsets is answered once every in-sync follower and a majority hold its
+  // version (none to wait for without followers); those waiting, in version order, are
+  // answered once they do, or with `error` when the partition stops leading.
+  void offset_written(OffsetWritten& done, Status status) override;
+  bool offsets_replicated(uint64_t version) const;
+  void settle_offsets();
+  void fail_offset_waiters(Error error);
   // Publishes the appended end on the cell's appended point (wakes parked follower fetches);
   // after a roll-back or a truncation below what was published, a new epoch there.
   void publish_appended();
@@ -142,6 +168,10 @@ class Partition final : private storage::CommitListener, public WinHook {
   std::vector<Append*> held_;
   AppendedHook appended_hook_{*this};
   uint64_t epoch_ = 0;  // The leader epoch the partition's role was given in.
+  uint64_t offsets_version_ = 0;
+  // Leader: the offsets version each follower's last fetch held (0: the leader's own slot).
+  std::array<uint64_t, storage::PartitionLog::replicas_max> offsets_held_{};
+  IntrusiveList<OffsetWritten, OffsetWrittenTag> offset_waiters_;
   uint64_t set_ = 0;
   uint32_t view_in_sync_ = 1;  // The in-sync members its last place named.
   uint32_t expanded_ = 0;      // Counted in sync before a place names them.

@@ -233,6 +233,18 @@ void PollJob::evaluate_fetch(BrokerShard& shard, Partition& owner) {
                            .min_messages = 1,
                            .epoch = cell.appended.snapshot().epoch,
                            .read_count = poll.count});
+  // Offsets the follower lacks go with this answer, which then does not wait; else the fetch
+  // also waits for the next change of them.
+  const uint64_t version = owner.offsets_version();
+  poll_->result.offsets_version = version;
+  if (poll.replica->offsets_version != version) {
+    poll_->result.offsets = owner.stored_offsets();
+  } else {
+    watches_.push_back(Watch{.point = &cell.offsets,
+                             .want = Offset(version),
+                             .min_messages = 1,
+                             .epoch = cell.offsets.snapshot().epoch});
+  }
   owner.log().read(Offset(poll.value), poll.count, shard.options().poll_bytes_max, *this,
                    storage::ReadBound::appended);
 }
@@ -281,7 +293,8 @@ void PollJob::evaluated_at_home(BrokerShard& shard) {
     finish(shard, status_);
   } else if (cancel_requested_) {
     finish(shard, Error::disconnected);
-  } else if (!poll.result.messages.empty() || poll.wait <= Duration(0) || shard.shutting_down() ||
+  } else if (!poll.result.messages.empty() || poll.result.offsets.has_value() ||
+             poll.wait <= Duration(0) || shard.shutting_down() ||
              shard.reactor().clock().monotonic_now() >= deadline_) {
     answer(shard);
   } else {
@@ -345,6 +358,7 @@ const PartitionCell& PollJob::cell_of(const Registration& winner) const {
   for (const auto& cell : cells_) {
     if (static_cast<const CommitPoint*>(cell.get()) == &winner.point()) return *cell;
     if (&cell->appended == &winner.point()) return *cell;  // A follower's fetch.
+    if (&cell->offsets == &winner.point()) return *cell;
   }
   HARK_UNREACHABLE();  // A registration is pushed only on a point of the poll's cells.
 }

@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 
@@ -117,27 +119,32 @@ TEST(LinkFrames, MoveFetchAndFenceAnswerRoundTripAndRefuseGarbage) {
   trailing.push_back(std::byte{0});
   EXPECT_FALSE(parse_link_fetch(trailing).ok());
 
-  LinkFenceAnswer answer{
-      .end = 77,
-      .offsets = {{.kind = 1, .id = 7, .offset = 12}, {.kind = 2, .id = 3, .offset = 70}}};
+  using Kind = core::ConsumerRef::Kind;
+  LinkFenceAnswer answer{.end = 77, .offsets = {{{Kind::consumer, 7}, 12}, {{Kind::group, 3}, 70}}};
   protocol::Bytes encoded;
   append_link_fence_answer(answer, encoded);
   const auto back = parse_link_fence_answer(encoded);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->end, 77u);
-  ASSERT_EQ(back->offsets.size(), 2u);
-  EXPECT_EQ(back->offsets[1].kind, 2u);
-  EXPECT_EQ(back->offsets[1].id, 3u);
-  EXPECT_EQ(back->offsets[1].offset, 70u);
+  EXPECT_EQ(back->offsets, answer.offsets);
+  protocol::Bytes bad_kind = encoded;
+  bad_kind[8 + 4] = std::byte{3};  // The first offset's kind: neither a consumer nor a group.
+  EXPECT_FALSE(parse_link_fence_answer(bad_kind).ok());
   protocol::Bytes huge(12, std::byte{0});
   store_u32(huge, 8, UINT32_MAX);  // Four billion offsets announced, none sent.
   EXPECT_FALSE(parse_link_fence_answer(huge).ok());
   EXPECT_FALSE(parse_link_fence_answer(std::span(encoded).first(encoded.size() - 1)).ok());
 }
 
-TEST(LinkFrames, ReplicaFetchAndItsEndsRoundTripAndRefuseGarbage) {
-  const ReplicaFetchRequest fetch{
-      .stream = 1, .topic = 2, .partition = 3, .epoch = 4, .set = 5, .from = 6, .count = 7};
+TEST(LinkFrames, ReplicaFetchAndItsAnswerRoundTripAndRefuseGarbage) {
+  const ReplicaFetchRequest fetch{.stream = 1,
+                                  .topic = 2,
+                                  .partition = 3,
+                                  .epoch = 4,
+                                  .set = 5,
+                                  .from = 6,
+                                  .count = 7,
+                                  .offsets_version = 8};
   protocol::Bytes payload;
   append_replica_fetch(fetch, payload);
   const auto parsed = parse_replica_fetch(payload);
@@ -145,18 +152,47 @@ TEST(LinkFrames, ReplicaFetchAndItsEndsRoundTripAndRefuseGarbage) {
   EXPECT_EQ(parsed->set, 5u);
   EXPECT_EQ(parsed->from, 6u);
   EXPECT_EQ(parsed->count, 7u);
+  EXPECT_EQ(parsed->offsets_version, 8u);
   payload.push_back(std::byte{0});
   EXPECT_FALSE(parse_replica_fetch(payload).ok());
-  protocol::Bytes ends;
-  append_replica_fetch_ends({.commit = 3, .appended = 9, .epoch_start = 2}, ends);
-  ASSERT_EQ(ends.size(), replica_fetch_ends_size);
-  const auto parsed_ends = parse_replica_fetch_ends(ends);
-  ASSERT_TRUE(parsed_ends.ok());
-  EXPECT_EQ(parsed_ends->appended, 9u);
-  EXPECT_EQ(parsed_ends->epoch_start, 2u);
+
+  // Without offsets (the fetch held the leader's), then with them; the poll answer follows.
+  const std::array<std::byte, 3> poll{std::byte{1}, std::byte{2}, std::byte{3}};
+  protocol::Bytes held;
+  append_replica_fetch_head({.commit = 3, .appended = 9, .epoch_start = 2, .offsets_version = 5},
+                            held);
+  held.insert(held.end(), poll.begin(), poll.end());
+  const auto parsed_held = parse_replica_fetch_answer(held);
+  ASSERT_TRUE(parsed_held.ok());
+  EXPECT_EQ(parsed_held->appended, 9u);
+  EXPECT_EQ(parsed_held->epoch_start, 2u);
+  EXPECT_EQ(parsed_held->offsets_version, 5u);
+  EXPECT_FALSE(parsed_held->offsets.has_value());
+  EXPECT_TRUE(std::ranges::equal(parsed_held->poll, poll));
+  const LinkStoredOffsets offsets{{{core::ConsumerRef::Kind::group, 4}, 8}};
+  protocol::Bytes with;
+  append_replica_fetch_head({.commit = 3, .appended = 9, .offsets_version = 6, .offsets = offsets},
+                            with);
+  with.insert(with.end(), poll.begin(), poll.end());
+  const auto parsed_with = parse_replica_fetch_answer(with);
+  ASSERT_TRUE(parsed_with.ok());
+  EXPECT_EQ(parsed_with->offsets, offsets);
+  EXPECT_TRUE(std::ranges::equal(parsed_with->poll, poll));
+  // An empty set of offsets is not "held": a follower holding some must delete them.
+  protocol::Bytes none;
+  append_replica_fetch_head({.offsets_version = 7, .offsets = LinkStoredOffsets{}}, none);
+  const auto parsed_none = parse_replica_fetch_answer(none);
+  ASSERT_TRUE(parsed_none.ok());
+  ASSERT_TRUE(parsed_none->offsets.has_value());
+  EXPECT_TRUE(parsed_none->offsets->empty());
+
   protocol::Bytes backwards;  // A commit past the appended end cannot be.
-  append_replica_fetch_ends({.commit = 10, .appended = 9, .epoch_start = 2}, backwards);
-  EXPECT_FALSE(parse_replica_fetch_ends(backwards).ok());
+  append_replica_fetch_head({.commit = 10, .appended = 9, .epoch_start = 2}, backwards);
+  EXPECT_FALSE(parse_replica_fetch_answer(backwards).ok());
+  protocol::Bytes bad_flag = held;
+  bad_flag[32] = std::byte{2};  // Neither "held" nor "offsets follow".
+  EXPECT_FALSE(parse_replica_fetch_answer(bad_flag).ok());
+  EXPECT_FALSE(parse_replica_fetch_answer(std::span(held).first(32)).ok());
 }
 
 TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
