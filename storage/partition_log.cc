@@ -123,18 +123,6 @@ Result<AppendResult> PartitionLog::append_stored(std::span<const std::byte> mess
       .first = batch.first, .count = count, .bytes = batch.bytes, .timestamp = batch.timestamp};
 }
 
-Offset PartitionLog::read_end(ReadBound bound) const {
-  return bound == ReadBound::committed ? next_offset_ : appended_end_;
-}
-
-void PartitionLog::served(const ReadView& view, ReadBound bound) {
-  // Bytes past the commit point handed out from memory must never be written over, even if a
-  // failed write rolls them back (roll_back_to()).
-  if (bound == ReadBound::appended && !view.empty()) {
-    served_end_ = std::max(served_end_, view.last() + 1);
-  }
-}
-
 void PartitionLog::read(Offset start, uint32_t count, uint64_t bytes_max, ReadCompletion& done,
                         ReadBound bound) {
   HARK_ASSERT(open_);

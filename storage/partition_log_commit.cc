@@ -1,7 +1,7 @@
 // PartitionLog's commit point: the durable end (at append under `memory`, else when a write or,
 // under `always`, an fdatasync completes), the replication rule that turns the members' durable
 // ends into the commit point, the producers waiting for either, rolling back what a failed write
-// or sync leaves uncommitted, and a follower's truncation.
+// or sync leaves uncommitted, a follower's truncation, and how far a read may see.
 #include <algorithm>
 #include <array>
 #include <functional>
@@ -128,6 +128,32 @@ void PartitionLog::advance_commit(Offset end) {
   if (listener_ != nullptr) listener_->commit_advanced(next_offset_);
 #endif
   finish_commits(commit_waiters_, next_offset_, ok_status());
+}
+
+// What a read may see is the commit point's to decide: here, next to the rule, so that the
+// mutant that serves consumers at the leader's own write is planted in this file alone.
+Offset PartitionLog::read_end(ReadBound bound) const {
+  if (bound == ReadBound::appended) return appended_end_;
+#ifdef HARK_MUTANT_WAKE_AT_LOCAL_WRITE
+  // Planted bug: a consumer woken at the leader's own write is served it, before a quorum.
+  return std::max(next_offset_, durable_end_);
+#else
+  return next_offset_;
+#endif
+}
+
+void PartitionLog::served(const ReadView& view, ReadBound bound) {
+  // Bytes past the commit point handed out from memory must never be written over, even if a
+  // failed write rolls them back (roll_back_to()).
+  if (view.empty()) return;
+#ifdef HARK_MUTANT_WAKE_AT_LOCAL_WRITE
+  // The planted bug's committed reads pass the commit point too: it serves messages a failover
+  // cuts, never bytes written over.
+  if (bound != ReadBound::appended && view.last() < next_offset_) return;
+#else
+  if (bound != ReadBound::appended) return;
+#endif
+  served_end_ = std::max(served_end_, view.last() + 1);
 }
 
 void PartitionLog::finish_commits(IntrusiveList<CommitCompletion, CommitTag>& waiters, Offset up_to,
