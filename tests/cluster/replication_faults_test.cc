@@ -12,7 +12,11 @@
 //   deposed leader then acknowledges must be held by the new one (a send from a client of
 //   the stopped leader itself waits in its socket to make sure it has one to answer);
 // - a leader's node links cut at random (a LinkProxy in front of every node's link listener,
-//   tests/cluster/link_proxy.h) while sends go on, then calmed.
+//   tests/cluster/link_proxy.h) while sends go on, then calmed; then, once it is in sync
+//   again, the leader isolated: its links held, so nothing it appends can commit, while a
+//   consumer of its own waits at the partition's end and a client sends to it, then SIGKILLed
+//   and restarted once another replica leads. The send is never acknowledged and the new
+//   leader never had it: a poll that returned it saw what no quorum held.
 // Every operation goes into a History (tests/cluster/history.h); after the faults every
 // partition is read whole from its leader and the history is checked: each acknowledged send
 // stored exactly once, offsets dense, each payload at one offset, everything a poll returned
@@ -317,6 +321,9 @@ class ReplicationFaults : public ::testing::Test {
   // SIGKILL the leader, wait for another to lead, start it again. The new leader, or 0.
   uint32_t kill_leader(uint32_t leader, uint32_t partition) {
     cluster_.kill(leader);
+    // Links held to isolate it (isolate_leader()) relay again for its next life; only once it
+    // is dead, so that nothing it held can reach a follower.
+    proxies_[leader - 1].drop_all();
     const uint32_t successor = wait_new_leader(partition, leader);
     const std::string restarted = cluster_.restart(leader);
     if (!restarted.empty()) {
@@ -381,6 +388,64 @@ class ReplicationFaults : public ::testing::Test {
     return leader;
   }
 
+  // Hold every link of the leader of `partition` (followers get nothing more from it), have
+  // a consumer of its own poll from its end while a client of its own sends to it, then SIGKILL
+  // it before it can ask the followers out of its in-sync set (Replication::lag_max, 2 s): a
+  // follower leads without the send, which the old leader cuts when it returns. A poll must
+  // not have returned it (the checker's unstable read). The new leader, or 0.
+  uint32_t isolate_leader(int cycle, uint32_t partition) {
+    // Every in-sync follower holds what was acknowledged last: none is about to be asked out.
+    if (!wait_in_sync() || !wait_serving("isolation" + std::to_string(cycle))) return 0;
+    const uint32_t leader = cluster_.owner_of(0, 0, partition);
+    const std::string address = leader == 0 ? "" : cluster_.node(leader).address();
+    client::Client consumer(client::ClientOptions{.command_timeout = 5s});
+    client::Client producer(client::ClientOptions{.command_timeout = 5s});
+    if (address.empty() || !consumer.connect(address).ok() ||
+        !consumer.login("iggy", "iggy").ok() || !producer.connect(address).ok() ||
+        !producer.login("iggy", "iggy").ok()) {
+      ADD_FAILURE() << "no client of the leader " << leader << " of partition " << partition;
+      return 0;
+    }
+    LinkProxy& proxy = proxies_[leader - 1];
+    proxy.hold(LinkProxy::Direction::to_owner);
+    proxy.hold(LinkProxy::Direction::to_entry);
+    // The partition's end as the leader serves it now: nothing can commit past it any more.
+    const auto last = consumer.poll_messages(
+        poll_request(97, partition, {protocol::PollingKind::last, 0}, 1, 0us));
+    const std::vector<uint64_t> ends =
+        last.ok() ? offsets_of(last->messages()) : std::vector<uint64_t>{};
+    const uint64_t from = ends.empty() ? 0 : ends.back() + 1;
+    std::thread send([&] {
+      const std::string payload = "isolated-" + std::to_string(cycle);
+      const size_t id = history_.invoke_send(96, leader, partition, payload);
+      const Status sent = send_to_partition(producer, partition, payload);
+      history_.complete_send(id, sent.ok() ? Outcome::ok : failure_outcome(sent.error(), producer),
+                             sent.ok() ? 0 : error_code(sent.error()));
+    });
+    // Answered by the deadline (nothing commits), or at once by a leader that serves its own
+    // write.
+    const size_t id = history_.invoke_poll(97, leader, partition, from, poll_wait);
+    auto polled =
+        consumer.poll_messages(poll_request(97, partition, offset_strategy(from), 100, poll_wait));
+    size_t returned = 0;
+    if (polled.ok()) {
+      std::vector<History::Message> messages;
+      const std::vector<uint64_t> offsets = offsets_of(polled->messages());
+      const std::vector<std::string> payloads = payloads_of(polled->messages());
+      for (size_t i = 0; i < offsets.size(); i++) messages.push_back({offsets[i], payloads[i]});
+      returned = messages.size();
+      history_.complete_poll(id, Outcome::ok, 0, std::move(messages));
+    } else {
+      history_.complete_poll(id, failure_outcome(polled.error(), consumer),
+                             error_code(polled.error()));
+    }
+    std::cerr << "cycle " << cycle << ": the poll at isolated node " << leader << " from offset "
+              << from << " returned " << returned << " messages\n";
+    const uint32_t successor = kill_leader(leader, partition);
+    send.join();  // Its connection died with the leader.
+    return successor;
+  }
+
   // The cycle's fault on the leader of `partition`; false (and a test failure) if the cluster
   // did not fail over as it must.
   bool inject(int cycle, uint32_t partition) {
@@ -390,11 +455,13 @@ class ReplicationFaults : public ::testing::Test {
       return false;
     }
     const auto started = SteadyClock::now();
-    static constexpr const char* faults[] = {"SIGKILL", "SIGSTOP", "link cuts"};
+    static constexpr const char* faults[] = {"SIGKILL", "SIGSTOP", "link cuts, then isolation"};
     const char* fault = faults[cycle % 3];
+    // The link faults share a cycle, so that the CI's 3 cycles run every kind.
     const uint32_t successor = cycle % 3 == 0   ? kill_leader(leader, partition)
                                : cycle % 3 == 1 ? pause_leader(cycle, leader, partition)
-                                                : cut_links(cycle, leader);
+                               : cut_links(cycle, leader) != 0 ? isolate_leader(cycle, partition)
+                                                               : 0;
     const auto took = std::chrono::duration<double>(SteadyClock::now() - started).count();
     std::cerr << "cycle " << cycle << ": " << fault << " on node " << leader << ", leader of "
               << partition << "; " << (successor == 0 ? "no" : std::to_string(successor))
