@@ -16,9 +16,11 @@ namespace hark::test {
 // what came back, then the final read of each partition, and check(), which lists every
 // violation of what replication promises (docs/cluster.md §Replication: the controller side,
 // §The decision): an acknowledged send is stored exactly once, a log is dense and holds each
-// payload at one offset, a poll never saw what a quorum did not hold (everything any poll
-// returned is in the final read at the same offset), and every poll is answered, by its
-// deadline. Sends carry a payload unique to the attempt, so a payload names its send.
+// payload at one offset, no poll is answered with a message a quorum did not commit (an
+// "unstable read": everything any poll returned must be, at the end, in the final read at the
+// same offset, the final read coming from a leader whose whole replica set is in sync), and
+// every poll is answered, by its deadline. Sends carry a payload unique to the attempt, so a
+// payload names its send.
 //
 // Thread-safe: the test's clients record from their own threads; check() runs once they
 // ended. Control plane: allocates freely.

@@ -145,6 +145,18 @@ TEST_F(HistoryTest, APollThatSawAMessageAtAnotherOffsetIsAnUnstableRead) {
   EXPECT_TRUE(reports("unstable read: poll of partition 0 from 1"));
 }
 
+// The isolation cycle's shape (tests/cluster/replication_faults_test.cc): an isolated leader
+// served a send it alone held; the new leader gave its offset to another send.
+TEST_F(HistoryTest, APollThatSawASendNeverStoredWhoseOffsetAnotherTookIsAnUnstableRead) {
+  send(0, "a0", Outcome::ok);
+  send(0, "isolated", Outcome::lost);
+  send(0, "a1", Outcome::ok);
+  poll(0, 1, {{1, "isolated"}});
+  history_.final_read(0, {{0, "a0"}, {1, "a1"}});
+  EXPECT_TRUE(reports("unstable read: poll of partition 0 from 1"));
+  EXPECT_EQ(history_.summary().lost, 0u);  // No acknowledged send is lost: only the read shows it.
+}
+
 TEST_F(HistoryTest, APollWhoseAnswerSkipsOffsetsIsAGap) {
   send(0, "a0", Outcome::ok);
   send(0, "a1", Outcome::ok);
