@@ -62,6 +62,11 @@ struct LogOptions {
   // Appends are rejected (Error::cannot_append_message) while this many bytes wait to be
   // written: the disk is slower than the producers.
   uint64_t unwritten_bytes_max = 256ull << 20;
+
+  // The message-id deduplication window (PartitionLog::append, DedupWindow): a sent message
+  // whose id is among the ids of the last `dedup_window` messages appended is dropped. 0: off
+  // (harkd's --dedup-window sets it for every partition; docs/cluster.md §The data path).
+  uint32_t dedup_window = 0;
 };
 
 }  // namespace hark::storage

@@ -1,5 +1,6 @@
 // PartitionLog's data plane: append, read, lookups. Opening and recovery are in
-// partition_log_open.cc; rolls, retention and purge in partition_log_segments.cc.
+// partition_log_open.cc; rolls, retention and purge in partition_log_segments.cc; the
+// deduplication window in partition_log_dedup.cc.
 #include "hark/storage/partition_log.h"
 
 #include <algorithm>
@@ -69,24 +70,38 @@ Result<AppendResult> PartitionLog::append(std::span<const std::byte> messages, u
   HARK_ASSERT(open_);
   HARK_TRY(Status(writer_.failure()));
   HARK_TRY_ASSIGN(const uint64_t bytes, validate_batch(messages, count));
-  HARK_TRY_ASSIGN(const std::span<std::byte> target, copy_in(messages, bytes));
+  const Kept kept = drop_duplicates(messages, count, bytes);
+  AppendResult result{.first = appended_end_,
+                      .count = kept.count,
+                      .bytes = kept.bytes,
+                      .timestamp = last_timestamp_,
+                      .duplicates = count - kept.count,
+                      .acknowledge_end = std::max(appended_end_ + kept.count, kept.originals_end)};
+  if (kept.count == 0) return result;  // Only duplicates: nothing to append.
+  const Result<std::span<std::byte>> copied = copy_in(kept.messages, kept.bytes);
+  if (!copied.ok()) {
+    unclaim(kept);
+    return copied.error();
+  }
+  const std::span<std::byte> target = *copied;
   Segment& segment = *segments_.back();
   const uint64_t base = segment.size_bytes;
-  const AppendResult result{
-      .first = appended_end_, .count = count, .bytes = bytes, .timestamp = next_timestamp()};
-  stamp_batch(target, count, result.first, result.timestamp, ids_,
+  result.timestamp = next_timestamp();
+  stamp_batch(target, kept.count, result.first, result.timestamp, ids_,
               [&](Offset offset, size_t position) {
                 segment.index.push_back(
                     IndexEntry{.relative_offset = static_cast<uint32_t>(offset - segment.start),
                                .position = static_cast<uint32_t>(base + position),
                                .timestamp = result.timestamp});
+                window_.add(message_id(target, position), offset);
               });
-  finish_append(bytes, count);
+  finish_append(kept.bytes, kept.count);
   return result;
 }
 
 Status PartitionLog::restart_empty_at(Offset start) {
   while (!segments_.empty()) HARK_TRY(remove_segment_front());
+  window_.clear();
   next_offset_ = appended_end_ = durable_end_ = ends_[0] = start;
   HARK_TRY(add_segment(start));
   HARK_LOG_INFO("partition %s: empty, restarted at offset %u for a stored copy", options_.directory,
@@ -115,6 +130,8 @@ Result<AppendResult> PartitionLog::append_stored(std::span<const std::byte> mess
         IndexEntry{.relative_offset = static_cast<uint32_t>(batch.first + i - segment.start),
                    .position = static_cast<uint32_t>(base + at),
                    .timestamp = load_u64(copy.subspan(at), message_layout::timestamp)});
+    // Stored as they are, but in the window: a follower that becomes leader holds its leader's.
+    window_.add(message_id(copy, at), batch.first + i);
     at += static_cast<size_t>(message_bytes(copy, at));
   }
   last_timestamp_ = std::max(last_timestamp_, batch.timestamp);

@@ -13,6 +13,7 @@
 #include "hark/io/reactor.h"
 #include "hark/io/timer_wheel.h"
 #include "hark/storage/commit.h"
+#include "hark/storage/dedup_window.h"
 #include "hark/storage/disk.h"
 #include "hark/storage/internal/disk_reader.h"
 #include "hark/storage/internal/log_writer.h"
@@ -33,6 +34,12 @@ struct AppendResult {
   uint32_t count = 0;    // Messages appended.
   uint64_t bytes = 0;    // Bytes appended.
   UnixMicros timestamp;  // The batch's server timestamp (one per batch).
+  // Messages the deduplication window dropped (PartitionLog::append).
+  uint32_t duplicates = 0;
+  // The send is acknowledged once the commit point reaches this (when_committed()): the end
+  // of what it appended, or past the newest original of a duplicate it dropped, whichever is
+  // later (so a send of duplicates only is answered once its originals are committed).
+  Offset acknowledge_end;
 };
 
 // What a log runs on: the disk seam, the timer wheel and its clock, and the clock that stamps
@@ -90,6 +97,9 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // into the log, stamps each message (offset, one timestamp per batch never below the
   // previous one, a random UUID for id 0, checksum) and commits it (under `memory`; otherwise
   // starts its write, and when_committed() hears of the commit). A rejected batch changes nothing.
+  // With a deduplication window (options.dedup_window), a message whose id (not 0) is in the
+  // window, or earlier in the same batch, is dropped first (result.duplicates); what is left
+  // is appended (nothing, if every message was a duplicate: then result.count is 0).
   // Errors: the Iggy codes of validate_batch(); cannot_append_message when too many bytes wait to
   // be written; while background writes fail, the failure's code (cannot_save_messages_to_segment
   // or cannot_sync_file); file errors of a segment roll.
@@ -106,6 +116,10 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // invalid_offset also when the batch does not start at the log's end (a gap or an overlap),
   // timestamp_out_of_range when it starts before last_timestamp(); then append()'s.
   Result<AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count);
+
+  // The ids of the last options.dedup_window messages appended, committed or not (for tests
+  // and figures).
+  const DedupWindow& dedup_window() const { return window_; }
 
   // Calls `done.committed()` once every message below `end` is committed, or with the error
   // that rolled some of them back; before returning if they already are (always
@@ -253,6 +267,22 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // Copies a validated batch of `bytes` to the end of the active segment (rolled first if
   // needed), checking the unwritten bytes' bound; returns the copy, for its index entries.
   Result<std::span<std::byte>> copy_in(std::span<const std::byte> messages, uint64_t bytes);
+  // What append() keeps of a batch once duplicates are dropped (dedup_window.h).
+  struct Kept {
+    std::span<const std::byte> messages;
+    uint32_t count = 0;
+    uint64_t bytes = 0;
+    Offset originals_end;              // Past the newest original of a duplicate dropped.
+    std::vector<std::byte> compacted;  // What `messages` points into when some were dropped.
+  };
+  // Drops from a validated batch the messages whose id is in the window or earlier in the
+  // batch, claiming the ids of the others at the offsets they will get (append() confirms them
+  // as it stamps, or withdraws them with unclaim() if the batch is refused).
+  Kept drop_duplicates(std::span<const std::byte> messages, uint32_t count, uint64_t bytes);
+  void unclaim(const Kept& kept);
+  // Refills the window from the log's newest messages (at most options.dedup_window of them,
+  // read from memory or, 16 bytes each, from disk): at open and after a truncation.
+  Status rebuild_window();
   // Counts a copied and indexed batch of `count` messages as appended (committed at once under
   // `memory`, else its write starts).
   void finish_append(uint64_t bytes, uint32_t count);
@@ -305,6 +335,7 @@ class PartitionLog final : private internal::LogWriter::Observer {
   internal::FileRef read_file_;
   Offset read_file_start_;
   IdGenerator ids_;
+  DedupWindow window_;
   CommitListener* listener_ = nullptr;
   IntrusiveList<CommitCompletion, CommitTag> commit_waiters_;   // By end, increasing.
   IntrusiveList<CommitCompletion, CommitTag> durable_waiters_;  // By end, increasing.

@@ -228,6 +228,7 @@ void PartitionLog::roll_back_to(Offset cut) {
     active.add_chunk(options_.chunk_bytes, accounts_);
   }
   appended_end_ = cut;
+  window_.cut(cut);
   served_end_ = std::min(served_end_, cut);
   durable_end_ = std::min(durable_end_, cut);
   // Followers holding more than this log must truncate (report_durable() refuses their ends).
@@ -244,6 +245,14 @@ Status PartitionLog::truncate(Offset end) {
   HARK_LOG_INFO("partition %s: truncated to offset %u (was %u)", options_.directory, end.value(),
                 appended_end_.value());
   roll_back_to(end);
+  // The cut ids left the window; the older ones it had evicted for them come back, so it is
+  // again the window of the log it now holds (as a reopen would rebuild it). If the disk
+  // refuses, it keeps what it holds, logged: a smaller window, never a cut id.
+  const Status rebuilt = rebuild_window();
+  if (!rebuilt.ok()) {
+    HARK_LOG_ERROR("partition %s: its deduplication window could not be read back (%s)",
+                   options_.directory, std::string(error_name(rebuilt.error())));
+  }
   const internal::Segment& active = *segments_.back();
   if (!active.empty()) last_timestamp_ = active.index.back().timestamp;
   for (auto* waiters : {&durable_waiters_, &commit_waiters_}) {

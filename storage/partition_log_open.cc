@@ -40,7 +40,8 @@ PartitionLog::PartitionLog(const LogEnvironment& environment, const LogOptions& 
       clock_(environment.clock),
       options_(options),
       writer_(disk_, timers_, timer_clock_, options_, segments_, accounts_, *this),
-      reader_(disk_) {}
+      reader_(disk_),
+      window_(options.dedup_window) {}
 
 PartitionLog::~PartitionLog() { close(); }
 
@@ -61,6 +62,7 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(const LogEnvironment& e
   HARK_TRY(log->disk_.create_directories(options.directory));
   HARK_TRY_ASSIGN(log->lock_, log->disk_.lock(options.directory));
   HARK_TRY(log->recover());
+  HARK_TRY(log->rebuild_window());
   log->open_ = true;
   log->writer_.start();
   return log;

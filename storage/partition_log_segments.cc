@@ -104,6 +104,7 @@ Status PartitionLog::purge() {
   HARK_ASSERT(open_);
   while (!segments_.empty()) HARK_TRY(remove_segment_front());
   next_offset_ = appended_end_ = durable_end_ = served_end_ = Offset(0);
+  window_.clear();
   ends_.fill(Offset(0));
   if (following()) commit_cap_ = Offset(0);  // The leader's log restarts at 0 as well.
   // Batches waiting for their commit were dropped with the rest, as if committed first.
