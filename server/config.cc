@@ -259,6 +259,12 @@ const Setting settings[] = {
        return apply_size(o.segment_bytes, "storage.segment_size", v, 4096, UINT32_MAX);
      },
      [](const ServerOptions& o) { return std::to_string(o.segment_bytes); }},
+    {"storage.dedup_window", "--dedup-window", "HARK_DEDUP_WINDOW", "",
+     "a sent message whose id is among the last this many of its partition is dropped (0: off)",
+     [](ServerOptions& o, std::string_view v) {
+       return apply_count<0, UINT32_MAX>(o.dedup_window, "storage.dedup_window", v);
+     },
+     [](const ServerOptions& o) { return std::to_string(o.dedup_window); }},
     {"storage.metadata_snapshot_entries", "--metadata-snapshot-entries",
      "HARK_METADATA_SNAPSHOT_ENTRIES", "",
      "rewrite metadata.log as one snapshot past this many entries after its last (0: never)",

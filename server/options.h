@@ -35,6 +35,9 @@ struct ServerOptions {
   storage::Durability durability = storage::Durability::write;
   Duration sync_interval = std::chrono::seconds(1);
   uint64_t segment_bytes = 1ull << 30;
+  // The message-id deduplication window of every partition (storage::LogOptions::dedup_window;
+  // docs/cluster.md §The data path, Deduplication): ~75 KiB a partition once it is full.
+  uint32_t dedup_window = 1024;
   // Retention defaults of every partition (0: keep).
   Duration retention_age = Duration(0);
   uint64_t retention_bytes = 0;

@@ -400,8 +400,9 @@ void Append::at_owner(BrokerShard& shard, internal::Partition& owner) {
     return;
   }
   appended = *result;
-  // Committed once its write (`always`: fdatasync) completed; at once under `memory`.
-  owner.log().when_committed(appended.first + appended.count, *this);
+  // Committed once its write (`always`: fdatasync) completed; at once under `memory`. Messages
+  // the deduplication window dropped wait for their originals' commit (acknowledge_end).
+  owner.log().when_committed(appended.acknowledge_end, *this);
 }
 
 void Append::committed(Status status) {
