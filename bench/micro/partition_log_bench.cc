@@ -1,5 +1,7 @@
 // PartitionLog throughput on the real disk (RingDisk on io_uring, a temp directory):
 //   BM_partition_log_append/<message bytes>   batches of ~64 KiB; MB/s and messages/s
+//   BM_partition_log_append_ids/<bytes>/<window>  the same with a fresh client id on every
+//                                             message, deduplication window 0 (off) or N
 //   BM_partition_log_read_memory/<bytes>      100-message reads by offset from memory chunks
 //   BM_partition_log_read_disk/<bytes>        the same after a reopen: ring reads + checksums
 // The background writer runs as in a shard: the loop turns the reactor without blocking.
@@ -40,7 +42,8 @@ std::vector<std::byte> batch_of(size_t message_bytes, uint32_t& count) {
 // A reactor, a temp partition directory and an open log; removes the directory at the end.
 class Bench {
  public:
-  Bench() {
+  explicit Bench(uint32_t dedup_window = 0) {
+    options_.dedup_window = dedup_window;
     char pattern[] = "/tmp/hark-bench-XXXXXX";
     root_ = ::mkdtemp(pattern);
     reactor_ = std::move(io::Reactor::create(ShardId(0), io::ReactorOptions{})).value();
@@ -97,6 +100,30 @@ void BM_partition_log_append(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * count));
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): Google Benchmark's BM_ names (docs/style.md §9).
+void BM_partition_log_append_ids(benchmark::State& state) {
+  Bench bench(static_cast<uint32_t>(state.range(1)));
+  const size_t message_bytes = static_cast<size_t>(state.range(0));
+  uint32_t count = 0;
+  std::vector<std::byte> batch = batch_of(message_bytes, count);
+  uint64_t next_id = 1;
+  for (auto _ : state) {
+    // Every message a new id, as a producer that sends ids (never a duplicate: the window's
+    // full cost, a lookup, a claim and an add per message).
+    for (uint32_t i = 0; i < count; i++) {
+      store_u64(std::span(batch).subspan(i * message_bytes), message_layout::id, next_id++);
+    }
+    Result<AppendResult> appended = bench.log().append(batch, count);
+    while (!appended.ok()) {
+      bench.reactor().run_once(true);
+      appended = bench.log().append(batch, count);
+    }
+    bench.reactor().run_once(false);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * batch.size()));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * count));
+}
+
 void fill(Bench& bench, size_t message_bytes, uint64_t total_bytes) {
   uint32_t count = 0;
   const std::vector<std::byte> batch = batch_of(message_bytes, count);
@@ -142,6 +169,7 @@ void BM_partition_log_read_disk(benchmark::State& state) {
 }
 
 BENCHMARK(BM_partition_log_append)->Arg(100)->Arg(1000)->Arg(10000);
+BENCHMARK(BM_partition_log_append_ids)->ArgsProduct({{100, 1000}, {0, 1024}});
 BENCHMARK(BM_partition_log_read_memory)->Arg(100)->Arg(1000)->Arg(10000);
 BENCHMARK(BM_partition_log_read_disk)->Arg(100)->Arg(1000)->Arg(10000);
 
