@@ -8,7 +8,8 @@
 // A leader paused past its lease is deposed: what it takes after it wakes is never acknowledged
 // (its in-sync set holds the new leader, which no longer fetches from it) and is cut when it
 // follows. A consumer's stored offset is answered once a majority holds it, so it survives the
-// leader's death too. Label cluster (release stage only).
+// leader's death too, and a producer that sends message ids and retries at the new leader
+// stores nothing twice (the deduplication window). Label cluster (release stage only).
 #include <signal.h>
 
 #include <algorithm>
@@ -60,13 +61,14 @@ class HarkdReplication : public ::testing::Test {
 
   // Sends `payload` to partition 0 through node `id`; a connection per call keeps the test
   // independent of which nodes are alive.
-  Status send(uint32_t id, const std::string& payload) {
+  // `message_id` 0: the server picks one.
+  Status send(uint32_t id, const std::string& payload, uint64_t message_id = 0) {
     auto client = cluster_.connect(id);
     if (client == nullptr) return Error::shard_communication_error;
     const protocol::Bytes bytes(
         reinterpret_cast<const std::byte*>(payload.data()),
         reinterpret_cast<const std::byte*>(payload.data()) + payload.size());
-    const protocol::OutgoingMessage message{.payload = bytes};
+    const protocol::OutgoingMessage message{.id = {.low = message_id}, .payload = bytes};
     return client->send_messages({.stream_id = Identifier::numeric(0),
                                   .topic_id = Identifier::numeric(0),
                                   .partitioning = protocol::Partitioning::partition(0)},
@@ -198,6 +200,34 @@ TEST_F(HarkdReplication, AKilledLeadersAcknowledgedSendsAreServedByTheNextLeader
       },
       failover_timeout, 20ms));
   expect_served(assignment()->node, sent);
+}
+
+// docs/cluster.md §The data path, Deduplication: the new leader's window holds the ids its
+// followers' copies brought, so a producer retrying its sends there stores nothing twice.
+TEST_F(HarkdReplication, AProducersRetryAtTheNextLeaderStoresNothingTwice) {
+  ASSERT_TRUE(all_in_sync());
+  const auto before = *assignment();
+  std::vector<std::string> sent;
+  for (uint64_t i = 0; i < 30; i++) {
+    sent.push_back("m" + std::to_string(i));
+    ASSERT_TRUE(send(before.node, sent.back(), 1000 + i).ok()) << i;
+  }
+  cluster_.kill(before.node);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto now = assignment();
+        return now && now->node != before.node && now->epoch == before.epoch + 1;
+      },
+      failover_timeout, 20ms))
+      << "no new leader";
+  const auto after = *assignment();
+  // The producer did not hear its answers (say): it sends every message again, with its id.
+  for (uint64_t i = 0; i < 30; i++) {
+    ASSERT_TRUE(send(after.node, sent[i], 1000 + i).ok()) << i;
+  }
+  sent.push_back("new");
+  ASSERT_TRUE(send(after.node, sent.back(), 2000).ok());
+  expect_served(after.node, sent);
 }
 
 TEST_F(HarkdReplication, AKilledFollowerLeavesTheInSyncSetAndRejoinsOnceItCaughtUp) {

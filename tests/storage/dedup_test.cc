@@ -3,8 +3,12 @@
 // id is among the last N appended, or earlier in its batch, is dropped and the rest appended;
 // id 0 (a server UUID) never is; the oldest id leaves at N; a send of duplicates only is
 // acknowledged once its originals commit, and fails as they do when a truncation cuts them; the
-// window comes back from the log after a reopen (from disk, bounded by N) and after a
-// truncation (the cut ids gone); a follower's stored copies enter it; 0 turns it off.
+// ids a failed write rolls back leave it; the window comes back from the log after a reopen (from
+// disk, bounded by N) and after a truncation (the cut ids gone); a follower's stored copies enter
+// it; 0 turns it off.
+#include <errno.h>
+
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -138,6 +142,22 @@ TEST(DedupWindow, ARejectedBatchClaimsNoId) {
   EXPECT_EQ(log.append(batch_of({2, 3, 4}), 3).error(), Error::cannot_append_message);
   harness.disk.drive_all();
   EXPECT_EQ(send(log, {2, 3}).count, 2u);  // Refused before: not duplicates now.
+}
+
+TEST(DedupWindow, AFailedWriteTakesTheIdsItRollsBackOut) {
+  LogHarness harness(with_window(8, Durability::write));
+  PartitionLog& log = harness.reopen();
+  send(log, {1});
+  harness.disk.drive_all();
+  harness.disk.fail_next_write(ENOSPC);
+  Acknowledged lost;
+  log.when_committed(send(log, {2, 3}).acknowledge_end, lost);
+  harness.disk.drive();
+  ASSERT_EQ(lost.error, Error::cannot_save_messages_to_segment);  // Rolled back, never stored.
+  EXPECT_EQ(log.dedup_window().size(), 1u);
+  harness.advance(harness.options.flush_interval + std::chrono::milliseconds(1));
+  harness.disk.drive_all();
+  EXPECT_EQ(send(log, {1, 2, 3}).count, 2u);  // The producer's retry stores them.
 }
 
 TEST(DedupWindow, ComesBackFromTheLogAfterAReopenBoundedByN) {
