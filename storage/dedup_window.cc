@@ -10,8 +10,11 @@ std::optional<Offset> DedupWindow::find(const MessageId& id) const {
   return it->second;
 }
 
-void DedupWindow::claim(const MessageId& id, Offset offset) {
-  if (enabled()) offsets_.insert_or_assign(id, offset);
+std::optional<Offset> DedupWindow::claim(const MessageId& id, Offset offset) {
+  if (!enabled()) return std::nullopt;
+  const auto [it, claimed] = offsets_.try_emplace(id, offset);
+  if (claimed) return std::nullopt;
+  return it->second;
 }
 
 void DedupWindow::unclaim(const MessageId& id, Offset offset) {

@@ -51,9 +51,11 @@ class DedupWindow {
 
   // The offset of the message with `id` the window holds (or a claim() made for it).
   std::optional<Offset> find(const MessageId& id) const;
-  // A message of a batch being appended will get `offset`: later messages of the same batch
-  // with `id` find it. add() confirms it; unclaim() withdraws it if the batch is refused.
-  void claim(const MessageId& id, Offset offset);
+  // A message of a batch being appended will get `offset`, unless the window (or an earlier
+  // message of the batch) holds `id`: then that one's offset is returned (the message is a
+  // duplicate) and nothing changes. Otherwise later messages of the same batch with `id` find
+  // the claim; add() confirms it, unclaim() withdraws it if the batch is refused. One lookup.
+  std::optional<Offset> claim(const MessageId& id, Offset offset);
   void unclaim(const MessageId& id, Offset offset);
   // The message at `offset` (past every offset held) was appended with `id`; the oldest leaves
   // if the window is full.

@@ -21,11 +21,9 @@ PartitionLog::Kept PartitionLog::drop_duplicates(std::span<const std::byte> mess
   for (uint32_t i = 0; i < count; i++) {
     const MessageId id = message_id(messages, at);
     if (!id.is_zero()) {
-      if (const std::optional<Offset> original = window_.find(id)) {
+      if (const std::optional<Offset> original = window_.claim(id, appended_end_ + (i - dropped))) {
         kept.originals_end = std::max(kept.originals_end, *original + 1);
         dropped++;
-      } else {
-        window_.claim(id, appended_end_ + (i - dropped));
       }
     }
     at += static_cast<size_t>(message_bytes(messages, at));
