@@ -260,11 +260,15 @@ const Setting settings[] = {
      },
      [](const ServerOptions& o) { return std::to_string(o.segment_bytes); }},
     {"storage.dedup_window", "--dedup-window", "HARK_DEDUP_WINDOW", "",
-     "a sent message whose id is among the last this many of its partition is dropped (0: off)",
+     "a sent message whose id is among the last this many of its partition is dropped (0: off; "
+     "default 1024 in cluster mode, off on one node)",
      [](ServerOptions& o, std::string_view v) {
-       return apply_count<0, UINT32_MAX>(o.dedup_window, "storage.dedup_window", v);
+       uint32_t window = 0;
+       std::string error = apply_count<0, UINT32_MAX>(window, "storage.dedup_window", v);
+       if (error.empty()) o.dedup_window = window;
+       return error;
      },
-     [](const ServerOptions& o) { return std::to_string(o.dedup_window); }},
+     [](const ServerOptions& o) { return std::to_string(o.dedup_window_or_default()); }},
     {"storage.metadata_snapshot_entries", "--metadata-snapshot-entries",
      "HARK_METADATA_SNAPSHOT_ENTRIES", "",
      "rewrite metadata.log as one snapshot past this many entries after its last (0: never)",

@@ -17,7 +17,7 @@ core::BrokerOptions broker_options(const ServerOptions& options) {
   broker.log.durability = options.durability;
   broker.log.sync_interval = options.sync_interval;
   broker.log.segment_bytes_max = options.segment_bytes;
-  broker.log.dedup_window = options.dedup_window;
+  broker.log.dedup_window = options.dedup_window_or_default();
   broker.log.retention_age = options.retention_age;
   broker.log.retention_bytes = options.retention_bytes;
   broker.metadata_snapshot_entries = options.metadata_snapshot_entries;

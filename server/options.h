@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,8 +37,14 @@ struct ServerOptions {
   Duration sync_interval = std::chrono::seconds(1);
   uint64_t segment_bytes = 1ull << 30;
   // The message-id deduplication window of every partition (storage::LogOptions::dedup_window;
-  // docs/cluster.md §The data path, Deduplication): ~75 KiB a partition once it is full.
-  uint32_t dedup_window = 1024;
+  // docs/cluster.md §The data path, Deduplication): ~75 KiB a partition once it is full. Unset:
+  // 1024 in cluster mode, where a producer retries after a failover, and off on one node, as
+  // Iggy's own default (an SDK that sends one id twice gets both stored).
+  std::optional<uint32_t> dedup_window;
+  uint32_t dedup_window_or_default() const {
+    if (dedup_window.has_value()) return *dedup_window;
+    return etcd_endpoints.empty() ? 0 : 1024;
+  }
   // Retention defaults of every partition (0: keep).
   Duration retention_age = Duration(0);
   uint64_t retention_bytes = 0;

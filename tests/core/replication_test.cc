@@ -136,7 +136,9 @@ class ReplicationTest : public ::testing::Test {
     fetch.count = 100;
     fetch.wait = wait;
     fetch.replica =
-        ReplicaFetch{.member = member, .epoch = in_epoch, .offsets_version = held_version_[member]};
+        ReplicaFetch{.member = member,
+                     .epoch = in_epoch,
+                     .offsets_version = member < held_version_.size() ? held_version_[member] : 0};
   }
 
   // Follower `member` takes the leader's offsets a fetch brought, as harkd's follower does.
