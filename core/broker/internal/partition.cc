@@ -279,18 +279,18 @@ Status Partition::store_offset(const ConsumerRef& consumer, uint64_t offset, Off
   if (log_->following()) return Error::shard_communication_error;
   if (log_->empty() && log_->next_offset().value() == 0) return Error::invalid_offset;
   if (offset >= log_->next_offset().value()) return Error::invalid_offset;
+  done.version_ = offsets_version_ + 1;  // The version this change makes (offsets_changed).
   offsets_->set(consumer, offset, done);
   HARK_ASSERT(offsets_->get(consumer) == offset);  // Seen at once, written later.
   offsets_changed();
-  done.version_ = offsets_version_;
   return ok_status();
 }
 
 Status Partition::delete_offset(const ConsumerRef& consumer, OffsetWritten& done) {
   if (log_->following()) return Error::shard_communication_error;
+  done.version_ = offsets_version_ + 1;
   if (!offsets_->erase(consumer, done)) return Error::consumer_offset_not_found;
   offsets_changed();
-  done.version_ = offsets_version_;
   return ok_status();
 }
 
