@@ -20,15 +20,6 @@
 namespace hark::storage::test {
 namespace {
 
-struct Acknowledged final : CommitCompletion {
-  void committed(Status status) override {
-    calls++;
-    error = status.ok() ? Error::ok : status.error();
-  }
-  int calls = 0;
-  Error error = Error::ok;
-};
-
 LogOptions with_window(uint32_t window, Durability durability = Durability::memory) {
   LogOptions options;
   options.durability = durability;

@@ -64,6 +64,16 @@ struct ReadCollector final : ReadCompletion {
   ReadView held;
 };
 
+// Counts when_committed()'s answers and keeps the last one's error.
+struct Acknowledged final : CommitCompletion {
+  void committed(Status status) override {
+    calls++;
+    error = status.ok() ? Error::ok : status.error();
+  }
+  int calls = 0;
+  Error error = Error::ok;
+};
+
 // A PartitionLog on a MemoryDisk, a ManualClock and a bare TimerWheel: nothing sleeps.
 class LogHarness {
  public:

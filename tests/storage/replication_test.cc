@@ -24,15 +24,6 @@
 namespace hark::storage::test {
 namespace {
 
-struct Acknowledged final : CommitCompletion {
-  void committed(Status status) override {
-    calls++;
-    error = status.ok() ? Error::ok : status.error();
-  }
-  int calls = 0;
-  Error error = Error::ok;
-};
-
 // What the CommitListener heard: the wake-ups of parked polls.
 struct Told final : CommitListener {
   void commit_advanced(Offset next_offset) override { told.push_back(next_offset); }
