@@ -313,7 +313,11 @@ Result<bool> Partition::adopt_offsets(std::span<const std::pair<ConsumerRef, uin
 
 void Partition::offsets_changed() {
   waits_.offsets_changed(*cell_);
-  waits_.publish(cell_->offsets, ++offsets_version_);
+  offsets_version_++;
+  // Only followers' fetches wait there: a partition without followers (an auto-commit after
+  // every poll) spares the point. A fetch parks with a threshold past the version it saw, so a
+  // point lagging behind unpublished versions wakes nobody early.
+  if (log_->replicas() > 1) waits_.publish(cell_->offsets, offsets_version_);
 }
 
 void Partition::offset_written(OffsetWritten& done, Status status) {
