@@ -174,30 +174,56 @@ struct Series {
   }
 };
 
-// `count` commits on `target`'s partition 0 through one blocking connection to its leader:
-// idle `gap`, send one stamped message, wait for the acknowledgement; each send's time in µs
-// appended to `series`, with `pids`' CPU over the block. False on a failure.
-bool measure_commits(const Target& target, std::span<const pid_t> pids, int count,
-                     std::chrono::microseconds gap, Series& series) {
-  auto producer = connect_hark(target.leader_address);
-  if (!producer.ok()) {
+// `count` round trips on `target`'s partition 0 through one blocking connection to its leader:
+// idle `gap`, run `request` (a send, or a stored offset), wait for its answer; each one's time
+// in µs appended to `series`, with `pids`' CPU over the block. False on a failure.
+template <typename Request>
+bool measure_round_trips(const Target& target, std::span<const pid_t> pids, int count,
+                         std::chrono::microseconds gap, Series& series, const char* what,
+                         Request request) {
+  auto client = connect_hark(target.leader_address);
+  if (!client.ok()) {
     std::fprintf(stderr, "replication: cannot connect to %s\n", target.leader_address.c_str());
     return false;
   }
   std::vector<double> block;
-  const CpuWindow cpu(pids);  // After the login: its password hash is no commit's cost.
+  const CpuWindow cpu(pids);  // After the login: its password hash is no request's cost.
   for (int i = 0; i < count; i++) {
     if (gap.count() > 0) std::this_thread::sleep_for(gap);
     const auto sent = SteadyClock::now();
-    if (const Status status = send_stamped(**producer, target.topic, 0); !status.ok()) {
-      std::fprintf(stderr, "replication: send to %s failed: %s\n", target.leader_address.c_str(),
-                   std::string(error_name(status.error())).c_str());
+    if (const Status status = request(**client); !status.ok()) {
+      std::fprintf(stderr, "replication: %s at %s failed: %s\n", what,
+                   target.leader_address.c_str(), std::string(error_name(status.error())).c_str());
       return false;
     }
     block.push_back(micros_between(sent, SteadyClock::now()));
   }
   series.add_block(std::move(block), cpu.used_ns());
   return true;
+}
+
+bool measure_commits(const Target& target, std::span<const pid_t> pids, int count,
+                     std::chrono::microseconds gap, Series& series) {
+  return measure_round_trips(
+      target, pids, count, gap, series, "send",
+      [&](client::Client& producer) { return send_stamped(producer, target.topic, 0); });
+}
+
+// A consumer's offset stored on partition 0 (which the commits filled): answered once a
+// majority holds it (docs/cluster.md §The data path, Consumer offsets).
+bool measure_offset_stores(const Target& target, std::span<const pid_t> pids, int count,
+                           std::chrono::microseconds gap, Series& series) {
+  uint64_t offset = 0;
+  return measure_round_trips(target, pids, count, gap, series, "offset store",
+                             [&](client::Client& consumer) {
+                               return consumer.store_consumer_offset(
+                                   {.consumer = {.kind = protocol::ConsumerKind::consumer,
+                                                 .id = protocol::Identifier::numeric(1)},
+                                    .stream_id = protocol::Identifier::numeric(target.topic.stream),
+                                    .topic_id = protocol::Identifier::numeric(target.topic.topic),
+                                    .partition_id = 0,
+                                    .offset = offset++ % 2});
+                             });
 }
 
 // `count` wakes on `target`'s partition 0 (wake.cc's measure, both clients on the leader),
@@ -217,7 +243,8 @@ bool measure_wakes(const Target& target, std::span<const pid_t> pids, int count,
 }
 
 struct Measured {
-  Series echo, commit_f1, commit_f3, commit_single, wake_f1, wake_f3, wake_single;
+  Series echo, commit_f1, commit_f3, commit_single, wake_f1, wake_f3, wake_single, offset_f1,
+      offset_f3;
   uint64_t empty_polls = 0;
 };
 
@@ -236,6 +263,8 @@ bool measure_blocks(const Options& options, const Targets& targets,
     ok = ok && measure_commits(targets.commit_f1, cluster_pids, per_block, gap, m.commit_f1) &&
          measure_commits(targets.commit_f3, cluster_pids, per_block, gap, m.commit_f3) &&
          measure_commits(targets.commit_single, single_pid, per_block, gap, m.commit_single) &&
+         measure_offset_stores(targets.commit_f1, cluster_pids, per_block, gap, m.offset_f1) &&
+         measure_offset_stores(targets.commit_f3, cluster_pids, per_block, gap, m.offset_f3) &&
          measure_wakes(targets.wake_f1, cluster_pids, per_block, gap, m.wake_f1, m.empty_polls) &&
          measure_wakes(targets.wake_f3, cluster_pids, per_block, gap, m.wake_f3, m.empty_polls) &&
          measure_wakes(targets.wake_single, single_pid, per_block, gap, m.wake_single,
@@ -277,6 +306,11 @@ void report_rows(const Options& options, const Targets& targets, Measured m, Rep
                                common + ", " + placement_text(targets.commit_f3) + cluster_cpu);
   const double commit_single =
       add("commit, single node", m.commit_single, common + "; cpu per commit");
+  add("offset store, factor 1 (3-node cluster)", m.offset_f1,
+      common + ", " + placement_text(targets.commit_f1) + "; cpu per store, the 3 nodes");
+  add("offset store, factor 3 (3-node cluster)", m.offset_f3,
+      common + ", " + placement_text(targets.commit_f3) +
+          ", answered once a majority holds it; cpu per store, the 3 nodes");
   const std::string wake_notes =
       ", wait 1 s, next + auto-commit; cpu per message (send + wake + poll)";
   const std::string cluster_wake = ", both clients on the leader" + wake_notes + ", 3 nodes";
