@@ -93,6 +93,18 @@ class HarkdReplication : public ::testing::Test {
                                  {&message, 1});
   }
 
+  // Sends `count` messages "<prefix><i>" through node `id`, each acknowledged, appending
+  // them to `sent`. Empty on success, else which one failed.
+  std::string send_numbered(uint32_t id, const std::string& prefix, int count,
+                            std::vector<std::string>& sent) {
+    for (int i = 0; i < count; i++) {
+      sent.push_back(prefix + std::to_string(i));
+      const Status status = send(id, sent.back());
+      if (!status.ok()) return sent.back() + ": " + std::string(error_name(status.error()));
+    }
+    return "";
+  }
+
   // Every message of partition 0 through node `id`, in offset order: (offset, payload).
   Result<std::vector<std::pair<uint64_t, std::string>>> read_all(uint32_t id) {
     auto client = cluster_.connect(id);
@@ -159,10 +171,7 @@ TEST_F(HarkdReplication, AKilledLeadersAcknowledgedSendsAreServedByTheNextLeader
   ASSERT_TRUE(all_in_sync());
   const auto before = *assignment();
   std::vector<std::string> sent;
-  for (int i = 0; i < 100; i++) {
-    sent.push_back("before-" + std::to_string(i));
-    ASSERT_TRUE(send(before.node, sent.back()).ok()) << i;
-  }
+  ASSERT_EQ(send_numbered(before.node, "before-", 100, sent), "");
   // A consumer's stored offset is answered once a majority holds it: it survives too.
   const protocol::Consumer consumer{.kind = protocol::ConsumerKind::consumer,
                                     .id = Identifier::numeric(9)};
@@ -252,10 +261,7 @@ TEST_F(HarkdReplication, AKilledFollowerLeavesTheInSyncSetAndRejoinsOnceItCaught
   ASSERT_TRUE(wait_until([&] { return !assignment()->in_sync(follower); }, failover_timeout, 20ms));
   EXPECT_EQ(assignment()->node, before.node);
   std::vector<std::string> sent;
-  for (int i = 0; i < 30; i++) {
-    sent.push_back("while-away-" + std::to_string(i));
-    ASSERT_TRUE(send(before.node, sent.back()).ok()) << i;
-  }
+  ASSERT_EQ(send_numbered(before.node, "while-away-", 30, sent), "");
   ASSERT_EQ(cluster_.restart(follower), "");
   ASSERT_TRUE(all_in_sync());
   // It holds everything: with the leader gone, it may lead, and serves all of it.
@@ -270,10 +276,7 @@ TEST_F(HarkdReplication, ALeaderPausedPastItsLeaseIsDeposedAndAcknowledgesNothin
   auto zombie = cluster_.connect(before.node);  // Connected before the pause.
   ASSERT_NE(zombie, nullptr);
   std::vector<std::string> sent;
-  for (int i = 0; i < 10; i++) {
-    sent.push_back("acknowledged-" + std::to_string(i));
-    ASSERT_TRUE(send(before.node, sent.back()).ok()) << i;
-  }
+  ASSERT_EQ(send_numbered(before.node, "acknowledged-", 10, sent), "");
   cluster_.node(before.node).signal(SIGSTOP);
   ASSERT_TRUE(wait_until([&] { return all_threads_stopped(cluster_.node(before.node).pid()); }));
   const auto next = next_leader(before);
@@ -314,15 +317,12 @@ class HarkdReplacement : public HarkdReplication {
 // A follower's node gone past the grace (docs/cluster.md §Replicas, leader, epoch, in-sync set)
 // is replaced by the fourth node, which joins outside the in-sync set, copies the whole log
 // from the leader and is counted in sync once it caught up; the next leader then serves every
-// acknowledged message, and the consumer offset stored before.
+// acknowledged message.
 TEST_F(HarkdReplacement, AFollowerGonePastTheGraceIsReplacedByANodeThatCatchesUp) {
   ASSERT_TRUE(all_in_sync());
   const auto before = *assignment();
   std::vector<std::string> sent;
-  for (int i = 0; i < 200; i++) {
-    sent.push_back("r" + std::to_string(i));
-    ASSERT_TRUE(send(before.node, sent.back()).ok()) << i;
-  }
+  ASSERT_EQ(send_numbered(before.node, "r", 200, sent), "");
   uint32_t gone = 0;
   for (const uint32_t replica : before.replicas) {
     if (replica != before.node) gone = replica;
@@ -349,10 +349,7 @@ TEST_F(HarkdReplacement, AFollowerGonePastTheGraceIsReplacedByANodeThatCatchesUp
   ASSERT_TRUE(replaced) << "node " << spare << " did not replace node " << gone;
   // Sends go on; then the leader dies and another in-sync replica (perhaps the newcomer)
   // serves everything.
-  for (int i = 0; i < 20; i++) {
-    sent.push_back("after-" + std::to_string(i));
-    ASSERT_TRUE(send(before.node, sent.back()).ok()) << i;
-  }
+  ASSERT_EQ(send_numbered(before.node, "after-", 20, sent), "");
   const auto full = *assignment();
   cluster_.kill(full.node);
   ASSERT_TRUE(next_leader(full)) << "no new leader";

@@ -29,15 +29,6 @@ LogOptions always() {
   return options;
 }
 
-struct CommitCollector final : CommitCompletion {
-  void committed(Status status) override {
-    calls++;
-    error = status.ok() ? Error::ok : status.error();
-  }
-  int calls = 0;
-  Error error = Error::ok;
-};
-
 struct ListenerCollector final : CommitListener {
   void commit_advanced(Offset next_offset) override { advances.push_back(next_offset); }
   std::vector<Offset> advances;

@@ -112,8 +112,8 @@ TEST(DedupWindow, ASendOfDuplicatesOnlyWaitsForItsOriginalsCommit) {
   EXPECT_EQ(retry.duplicates, 2u);
   EXPECT_EQ(retry.acknowledge_end, Offset(2));
   EXPECT_EQ(log.appended_end(), Offset(2));  // Nothing appended.
-  Acknowledged first;
-  Acknowledged second;
+  CommitCollector first;
+  CommitCollector second;
   log.when_committed(original.acknowledge_end, first);
   log.when_committed(retry.acknowledge_end, second);
   EXPECT_EQ(second.calls, 0);  // Not before its originals are committed.
@@ -141,7 +141,7 @@ TEST(DedupWindow, AFailedWriteTakesTheIdsItRollsBackOut) {
   send(log, {1});
   harness.disk.drive_all();
   harness.disk.fail_next_write(ENOSPC);
-  Acknowledged lost;
+  CommitCollector lost;
   log.when_committed(send(log, {2, 3}).acknowledge_end, lost);
   harness.disk.drive();
   ASSERT_EQ(lost.error, Error::cannot_save_messages_to_segment);  // Rolled back, never stored.
@@ -170,7 +170,7 @@ TEST(DedupWindow, ATruncationTakesTheCutIdsOutAndBringsBackTheOlder) {
   PartitionLog& log = harness.reopen();
   ASSERT_TRUE(log.lead(3).ok());  // Nothing commits without followers: the tail may be cut.
   send(log, {1, 2, 3, 4, 5});
-  Acknowledged waiting;
+  CommitCollector waiting;
   const AppendResult retry = send(log, {5});  // Waits for offset 4, which the cut takes.
   ASSERT_EQ(retry.count, 0u);
   log.when_committed(retry.acknowledge_end, waiting);

@@ -65,7 +65,7 @@ struct ReadCollector final : ReadCompletion {
 };
 
 // Counts when_committed()'s answers and keeps the last one's error.
-struct Acknowledged final : CommitCompletion {
+struct CommitCollector final : CommitCompletion {
   void committed(Status status) override {
     calls++;
     error = status.ok() ? Error::ok : status.error();

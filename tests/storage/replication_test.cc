@@ -100,7 +100,7 @@ TEST(ReplicatedLog, ASendIsAcknowledgedOnlyOnceASecondReplicaHoldsIt) {
   Replicas replicas;
   PartitionLog& leader = replicas.leader.log();
   const Offset end = replicas.append(3);
-  Acknowledged sent;
+  CommitCollector sent;
   leader.when_committed(end, sent);
   replicas.leader.disk.drive_all();
   EXPECT_EQ(leader.durable_end(), end);  // The leader's own write is done ...
@@ -134,7 +134,7 @@ TEST(ReplicatedLog, FollowersAloneCommitNothingTheLeaderHasNotWritten) {
   Replicas replicas(Durability::always);
   PartitionLog& leader = replicas.leader.log();
   const Offset end = replicas.append(2);
-  Acknowledged sent;
+  CommitCollector sent;
   leader.when_committed(end, sent);
   for (size_t i = 0; i < 2; i++) {
     ASSERT_EQ(replicas.fetch(i), 2u);  // Read before the leader's write: the appended end.
@@ -154,7 +154,7 @@ TEST(ReplicatedLog, AFollowerAnswersAtItsDurableEndAndCommitsAtTheLeaders) {
   replicas.append(4);
   ASSERT_EQ(replicas.fetch(0), 4u);
   PartitionLog& follower = replicas.followers[0].log();
-  Acknowledged stored;
+  CommitCollector stored;
   follower.when_durable(Offset(4), stored);
   EXPECT_EQ(stored.calls, 0);
   replicas.followers[0].disk.drive_all();
@@ -284,8 +284,8 @@ TEST(ReplicatedLog, TruncateFailsTheCompletionsItCuts) {
   replicas.append(4);
   ASSERT_EQ(replicas.fetch(0), 4u);
   PartitionLog& follower = replicas.followers[0].log();
-  Acknowledged kept;
-  Acknowledged cut;
+  CommitCollector kept;
+  CommitCollector cut;
   follower.when_durable(Offset(2), kept);
   follower.when_durable(Offset(4), cut);
   // truncate() writes and syncs first: what it keeps is durable, what it cuts never will be.
@@ -325,7 +325,7 @@ TEST(ReplicatedLog, BytesAFollowerHoldsAreNeverWrittenOverAfterARollBack) {
 // follower's commit point stays at or below the leader's and its bytes equal the leader's.
 RC_GTEST_PROP(ReplicationModel, CommitIsTheMajoritysDurableEnd, ()) {
   // Before the logs: closing them completes what still waits.
-  std::vector<std::pair<Offset, std::unique_ptr<Acknowledged>>> sends;
+  std::vector<std::pair<Offset, std::unique_ptr<CommitCollector>>> sends;
   Replicas replicas(*rc::gen::element(Durability::memory, Durability::write, Durability::always));
   PartitionLog& leader = replicas.leader.log();
   std::array<Offset, 3> told{};  // What the leader was told of each member (itself: exact).
@@ -336,7 +336,7 @@ RC_GTEST_PROP(ReplicationModel, CommitIsTheMajoritysDurableEnd, ()) {
     const size_t i = *rc::gen::inRange<size_t>(0, 2);
     if (op == 0) {
       const Offset end = replicas.append(*rc::gen::inRange<uint32_t>(1, 4));
-      sends.emplace_back(end, std::make_unique<Acknowledged>());
+      sends.emplace_back(end, std::make_unique<CommitCollector>());
       leader.when_committed(end, *sends.back().second);
     } else if (op == 1 && replicas.leader.disk.pending() > 0) {
       replicas.leader.disk.drive();

@@ -16,15 +16,6 @@
 namespace hark::storage::test {
 namespace {
 
-struct CommitCollector final : CommitCompletion {
-  void committed(Status status) override {
-    calls++;
-    error = status.ok() ? Error::ok : status.error();
-  }
-  int calls = 0;
-  Error error = Error::ok;
-};
-
 void append_waiting(PartitionLog& log, uint32_t count, const std::string& prefix,
                     CommitCollector& done) {
   const Result<AppendResult> appended = log.append(make_batch(count, prefix), count);
