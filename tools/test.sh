@@ -14,6 +14,7 @@ export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file
 
 jobs=$(nproc)
 failed=()
+tails=()
 summary=()
 
 run_stage() {
@@ -45,11 +46,26 @@ run_stage() {
           sed -E 's/^[[:space:]]+[0-9]+ - //' | tr '\n' ';')
   rm -f "$log"
   [[ $status -eq 0 ]] || failed+=("$preset (tests: ${names:-see above})")
+  [[ $status -eq 0 ]] || tails+=("$(failed_tails "$preset")")
   if ! count_holds "$preset" "$line"; then failed+=("$preset (test count dropped)"); fi
   local minutes
   minutes=$(awk -v s=$((SECONDS - start)) 'BEGIN { printf "%.1f", s / 60 }')
   summary+=("stage ${preset}: ${minutes} min; ${line:-no summary}")
   echo "=== stage ${preset}: ${minutes} min"
+}
+
+# The last lines each failed test printed, from ctest's own log: CI shows only the end of the
+# run, where they are repeated under the summary.
+failed_tails() {
+  local dir="build/$1/Testing/Temporary"
+  [[ -f $dir/LastTestsFailed.log && -f $dir/LastTest.log ]] || return 0
+  awk -F: 'FNR == NR { bad[$2] = 1; next }
+       /^[0-9]+\/[0-9]+ Testing: / { name = $0; sub(/^[^:]*: /, "", name); n = 0; next }
+       /^"[^"]+" end time:/ { if (name in bad) { print "--- the last lines of " name ":"
+                                                  for (i = (n > 30 ? n - 30 : 0); i < n; i++)
+                                                    print lines[i] }
+                              name = ""; next }
+       name != "" { lines[n++] = $0 }' "$dir/LastTestsFailed.log" "$dir/LastTest.log"
 }
 
 # The tests_<label> targets that exist in a configured preset (a label may have no tests yet).
@@ -110,6 +126,7 @@ for stage in $stages; do
   esac
 done
 
+[[ ${#tails[@]} -eq 0 ]] || printf '%s\n' "${tails[@]}"
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
 if [[ ${#failed[@]} -gt 0 ]]; then
