@@ -416,6 +416,7 @@ void LinkHub::answer_replica_fetch(Executed& executed) {
                                       .appended = result.appended_end,
                                       .epoch_start = result.epoch_start,
                                       .offsets_version = result.offsets_version,
+                                      .sealed_segment = result.sealed_segment,
                                       .offsets = std::move(result.offsets)},
                                      payload);
   const std::span<const std::byte> messages = result.messages.bytes();

@@ -157,6 +157,7 @@ Status ReplicaFetcher::take_answer(std::span<const std::byte> response) {
   core::AppendStored& op = address(append_);
   op.messages = messages_;
   op.count = answer.header.messages_count;
+  op.source = leader_ends_.sealed_segment;
   shard_.broker().submit(op);
   return ok_status();
 }

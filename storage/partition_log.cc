@@ -43,11 +43,11 @@ UnixMicros PartitionLog::next_timestamp() {
 }
 
 Result<std::span<std::byte>> PartitionLog::copy_in(std::span<const std::byte> messages,
-                                                   uint64_t bytes) {
+                                                   uint64_t bytes, bool may_roll) {
   if (accounts_.unwritten_bytes + bytes > options_.unwritten_bytes_max) {
     return Error::cannot_append_message;
   }
-  HARK_TRY(maybe_roll(bytes));
+  if (may_roll) HARK_TRY(maybe_roll(bytes));
   Segment& segment = *segments_.back();
   const std::span<std::byte> target = segment.reserve(bytes, options_.chunk_bytes, accounts_);
   std::memcpy(target.data(), messages.data(), static_cast<size_t>(bytes));
@@ -110,18 +110,24 @@ Status PartitionLog::restart_empty_at(Offset start) {
 }
 
 Result<AppendResult> PartitionLog::append_stored(std::span<const std::byte> messages,
-                                                 uint32_t count) {
+                                                 uint32_t count,
+                                                 std::optional<SegmentBounds> source) {
   HARK_ASSERT(open_);
   HARK_TRY(Status(writer_.failure()));
   const bool empty_log = messages_count() == 0 && appended_end_ == next_offset_;
   HARK_TRY_ASSIGN(const StoredBatch batch, validate_stored_batch(messages, count, 0));
+  if (source && (batch.first < source->start || batch.first + count > source->end)) {
+    return Error::invalid_offset;
+  }
   if (batch.first != appended_end_) {
     if (!empty_log) return Error::invalid_offset;
     HARK_TRY(restart_empty_at(batch.first));
   } else if (!empty_log && load_u64(messages, message_layout::timestamp) < last_timestamp_) {
     return Error::timestamp_out_of_range;
   }
-  HARK_TRY_ASSIGN(const std::span<const std::byte> copy, copy_in(messages, batch.bytes));
+  if (source && batch.first == source->start) HARK_TRY(start_segment_here());
+  HARK_TRY_ASSIGN(const std::span<const std::byte> copy,
+                  copy_in(messages, batch.bytes, !source.has_value()));
   Segment& segment = *segments_.back();
   const uint64_t base = segment.size_bytes;
   size_t at = 0;
@@ -136,6 +142,12 @@ Result<AppendResult> PartitionLog::append_stored(std::span<const std::byte> mess
   }
   last_timestamp_ = std::max(last_timestamp_, batch.timestamp);
   finish_append(batch.bytes, count);
+  // The source's segment ends here: so does this one (the next batch starts the next).
+  if (source && appended_end_ == source->end) {
+    HARK_LOG_INFO("partition %s: copied up to the end of the source's sealed segment %020u",
+                  options_.directory, source->start.value());
+    HARK_TRY(roll());
+  }
   return AppendResult{
       .first = batch.first, .count = count, .bytes = batch.bytes, .timestamp = batch.timestamp};
 }

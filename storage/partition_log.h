@@ -115,7 +115,18 @@ class PartitionLog final : private internal::LogWriter::Observer {
   // A refused batch changes nothing. Errors: those of validate_stored_batch();
   // invalid_offset also when the batch does not start at the log's end (a gap or an overlap),
   // timestamp_out_of_range when it starts before last_timestamp(); then append()'s.
-  Result<AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count);
+  //
+  // `source`: the sealed segment of the other log the batch comes from (sealed_segment_at()
+  // there; a follower far behind its leader, docs/cluster.md §Catch-up). This log's segments
+  // then start and end where the source's do: a batch starting at source->start starts a new
+  // segment (unless the active one is empty), none rolls by size inside it, and the batch that
+  // reaches source->end seals it. Copied from its start, the segment ends up the source's file
+  // byte for byte. Error: invalid_offset also when the batch does not lie within `source`.
+  Result<AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count,
+                                     std::optional<SegmentBounds> source = std::nullopt);
+  // The sealed segment holding the first message at or after `offset` (below appended_end()),
+  // or nullopt when that message is in the active segment or there is none.
+  std::optional<SegmentBounds> sealed_segment_at(Offset offset) const;
 
   // The ids of the last options.dedup_window messages appended, committed or not (for tests
   // and figures).
@@ -259,14 +270,21 @@ class PartitionLog final : private internal::LogWriter::Observer {
   Result<internal::FileRef> file_for_read(const internal::Segment& segment);
   Status add_segment(Offset start);
   Status maybe_roll(uint64_t bytes);
+  // Seals the active segment and starts the next at appended_end() (then applies retention).
+  Status roll();
+  // For append_stored() with a source: a segment starts at appended_end() (a new one unless
+  // the active segment is empty).
+  Status start_segment_here();
   Status remove_segment_front();
   void remove_files(internal::Segment& segment);
   UnixMicros next_timestamp();
   // For append_stored(): restarts an empty log at `start` (its segments re-created there).
   Status restart_empty_at(Offset start);
   // Copies a validated batch of `bytes` to the end of the active segment (rolled first if
-  // needed), checking the unwritten bytes' bound; returns the copy, for its index entries.
-  Result<std::span<std::byte>> copy_in(std::span<const std::byte> messages, uint64_t bytes);
+  // it would pass segment_bytes_max and `may_roll`), checking the unwritten bytes' bound;
+  // returns the copy, for its index entries.
+  Result<std::span<std::byte>> copy_in(std::span<const std::byte> messages, uint64_t bytes,
+                                       bool may_roll = true);
   // What append() keeps of a batch once duplicates are dropped (dedup_window.h).
   struct Kept {
     std::span<const std::byte> messages;

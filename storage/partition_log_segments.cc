@@ -1,4 +1,5 @@
 // PartitionLog's segment management: rolls, retention, delete-segments, purge.
+#include <algorithm>
 #include <chrono>
 
 #include "hark/core/base/log.h"
@@ -18,13 +19,25 @@ Status PartitionLog::add_segment(Offset start) {
 
 Status PartitionLog::maybe_roll(uint64_t bytes) {
   if (segments_.empty()) return add_segment(appended_end_);  // A purge that could not re-create.
-  internal::Segment& active = *segments_.back();
+  const internal::Segment& active = *segments_.back();
   if (active.size_bytes == 0 || active.size_bytes + bytes <= options_.segment_bytes_max) {
     return ok_status();
   }
+  return roll();
+}
+
+Status PartitionLog::start_segment_here() {
+  if (!segments_.empty() && segments_.back()->empty() && segments_.back()->start == appended_end_) {
+    return ok_status();
+  }
+  return roll();
+}
+
+Status PartitionLog::roll() {
   // Opening two files blocks the shard briefly, once per segment_bytes_max of data.
   HARK_TRY(add_segment(appended_end_));
-  active.sealed = true;
+  if (segments_.size() < 2) return ok_status();  // A purge that could not re-create.
+  segments_[segments_.size() - 2]->sealed = true;
   HARK_LOG_DEBUG("partition %s: rolled to segment %020u", options_.directory,
                  appended_end_.value());
   const Result<uint32_t> deleted = apply_retention();
@@ -51,6 +64,17 @@ Status PartitionLog::remove_segment_front() {
   // Views already handed out keep their chunks; in-flight reads and writes keep the file.
   segments_.pop_front();
   return ok_status();
+}
+
+std::optional<SegmentBounds> PartitionLog::sealed_segment_at(Offset offset) const {
+  const auto [segment, entry] = locate(offset, appended_end_);
+  if (segment == nullptr || !segment->sealed) return std::nullopt;
+  // Sealed: a segment follows it, whose start is the end of its offsets.
+  const auto it = std::upper_bound(
+      segments_.begin(), segments_.end(), segment->start,
+      [](Offset value, const auto& candidate) { return value < candidate->start; });
+  if (it == segments_.end()) return std::nullopt;
+  return SegmentBounds{.start = segment->start, .end = (*it)->start};
 }
 
 Result<uint32_t> PartitionLog::delete_segments(uint32_t count) {

@@ -49,4 +49,11 @@ std::string segment_file_name(Offset start, std::string_view suffix);
 // The start offset in a segment's .log name, or nullopt if `name` is not one.
 std::optional<Offset> parse_log_file_name(std::string_view name);
 
+// A sealed segment of a log: its first offset and the next segment's first, the end of its
+// offsets (PartitionLog::sealed_segment_at, append_stored; a replica fetch carries it).
+struct SegmentBounds {
+  Offset start;
+  Offset end;
+};
+
 }  // namespace hark::storage

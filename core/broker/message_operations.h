@@ -62,6 +62,9 @@ class AppendStored : public PartitionOperation, private storage::CommitCompletio
   uint32_t partition = 0;
   std::span<const std::byte> messages;
   uint32_t count = 0;
+  // The other log's sealed segment the batch comes from (PollResult::sealed_segment): this
+  // partition's segments start and end where it does (storage::PartitionLog::append_stored).
+  std::optional<storage::SegmentBounds> source;
   storage::AppendResult appended;  // Out.
   // Out, once it reached the partition: its end (appended, committed or not) after the call,
   // also when the batch was refused, so a copier learns where to fetch from.
@@ -114,6 +117,10 @@ struct PollResult {
   // fetch named another version (docs/cluster.md §Replication, Consumer offsets).
   uint64_t offsets_version = 0;
   std::optional<std::vector<std::pair<ConsumerRef, uint64_t>>> offsets;
+  // A follower's fetch: the leader's sealed segment the messages come from, if they do
+  // (storage::PartitionLog::sealed_segment_at): the follower's copy ends its own segment where
+  // this one ends (AppendStored::source), so a follower far behind copies sealed segments.
+  std::optional<storage::SegmentBounds> sealed_segment;
 };
 
 //

@@ -424,7 +424,7 @@ Result<Ref<internal::PartitionCell>> AppendStored::resolve(BrokerShard& shard) {
 }
 
 void AppendStored::at_owner(BrokerShard& shard, internal::Partition& owner) {
-  const auto result = owner.append_stored(messages, count);
+  const auto result = owner.append_stored(messages, count, source);
   end = owner.log().appended_end().value();
   if (!result.ok()) {
     Flow::finish(*this, shard, result.error());

@@ -218,6 +218,8 @@ void append_replica_fetch_head(const ReplicaFetchAnswer& answer, protocol::Bytes
   writer.u64(answer.appended);
   writer.u64(answer.epoch_start);
   writer.u64(answer.offsets_version);
+  writer.u64(answer.sealed_segment ? answer.sealed_segment->start.value() : 0);
+  writer.u64(answer.sealed_segment ? answer.sealed_segment->end.value() : 0);
   writer.u8(answer.offsets.has_value() ? offsets_follow : offsets_held);
   if (answer.offsets.has_value()) write_offsets(writer, *answer.offsets);
 }
@@ -230,6 +232,15 @@ Result<ReplicaFetchAnswer> parse_replica_fetch_answer(std::span<const std::byte>
   HARK_TRY_ASSIGN(answer.epoch_start, reader.u64());
   HARK_TRY_ASSIGN(answer.offsets_version, reader.u64());
   if (answer.commit > answer.appended) return Error::invalid_command;
+  HARK_TRY_ASSIGN(const uint64_t segment_start, reader.u64());
+  HARK_TRY_ASSIGN(const uint64_t segment_end, reader.u64());
+  if (segment_end != 0) {
+    if (segment_start >= segment_end || segment_end > answer.appended) {
+      return Error::invalid_command;
+    }
+    answer.sealed_segment =
+        storage::SegmentBounds{.start = Offset(segment_start), .end = Offset(segment_end)};
+  }
   HARK_TRY_ASSIGN(const uint8_t offsets, reader.u8());
   if (offsets == offsets_follow) {
     HARK_TRY_ASSIGN(answer.offsets, read_offsets(reader, payload.size()));

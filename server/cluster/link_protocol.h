@@ -13,6 +13,7 @@
 #include "hark/core/base/result.h"
 #include "hark/core/broker/operation.h"
 #include "hark/protocol/writer.h"
+#include "hark/storage/segment_format.h"
 
 namespace hark::server::cluster {
 
@@ -48,7 +49,9 @@ namespace hark::server::cluster {
 //        (docs/cluster.md §Replication, The data path): `from` is F's durable end, its
 //        acknowledgement of everything below. Answered, at once or when the next append
 //        arrives within the request's wait, with [u64 commit][u64 appended end][u64 epoch start]
-//        and a PollMessages answer of what L appended from `from`. Refused (11001) unless L's
+//        [u64 offsets version][u64 segment start][u64 segment end][u8 offsets follow]
+//        [offsets, if they follow] and a PollMessages answer of what L appended from `from`;
+//        a segment end of 0: the messages come from no sealed segment. Refused (11001) unless L's
 //        view makes it the leader at `epoch` with that set and F a member of it.
 enum class LinkKind : uint8_t {
   hello = 1,
@@ -61,7 +64,7 @@ enum class LinkKind : uint8_t {
 
 // 2: responses may carry link_status_not_hosted, which a version 1 entry would relay to its
 // client.
-inline constexpr uint16_t link_version = 2;
+inline constexpr uint16_t link_version = 3;
 inline constexpr size_t link_header_size = 5;
 inline constexpr size_t link_nonce_size = 32;
 inline constexpr size_t link_mac_size = 32;
@@ -166,6 +169,8 @@ struct ReplicaFetchAnswer {
   uint64_t appended = 0;
   uint64_t epoch_start = 0;
   uint64_t offsets_version = 0;
+  // The leader's sealed segment the messages come from (core::PollResult::sealed_segment).
+  std::optional<storage::SegmentBounds> sealed_segment;
   std::optional<LinkStoredOffsets> offsets;
   std::span<const std::byte> poll;
 };

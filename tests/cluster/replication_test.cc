@@ -14,7 +14,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -310,14 +313,40 @@ TEST_F(HarkdReplication, ALeaderPausedPastItsLeaseIsDeposedAndAcknowledgesNothin
 class HarkdReplacement : public HarkdReplication {
  protected:
   LocalCluster::Options options() const override {
-    return {.nodes = 4, .extra_args = {"--replica-replace-after", "3s"}};
+    // Small segments, of another size on each node: the 200 messages below fill several at
+    // the leader, which the newcomer copies as they are, not at its own size.
+    std::map<uint32_t, std::vector<std::string>> sizes;
+    for (uint32_t id = 1; id <= 4; id++) {
+      sizes[id] = {"--segment-size", std::to_string(4096 + 512 * (id - 1))};
+    }
+    return {.nodes = 4, .extra_args = {"--replica-replace-after", "3s"}, .node_args = sizes};
+  }
+
+  // The segment files (.log and .index) of partition 0 in node `id`'s data directory, by name.
+  std::map<std::string, std::string> segment_files(uint32_t id) {
+    std::map<std::string, std::string> files;
+    namespace fs = std::filesystem;
+    std::error_code error;
+    for (fs::recursive_directory_iterator it(cluster_.node(id).data_directory(), error), end;
+         !error && it != end; it.increment(error)) {
+      const fs::path& path = it->path();
+      if (path.parent_path().filename() != "0" ||
+          path.parent_path().parent_path().filename() != "partitions" ||
+          (path.extension() != ".log" && path.extension() != ".index")) {
+        continue;
+      }
+      std::ifstream in(path, std::ios::binary);
+      files[path.filename()] = std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    return files;
   }
 };
 
 // A follower's node gone past the grace (docs/cluster.md §Replicas, leader, epoch, in-sync set)
 // is replaced by the fourth node, which joins outside the in-sync set, copies the whole log
-// from the leader and is counted in sync once it caught up; the next leader then serves every
-// acknowledged message.
+// from the leader (its sealed segments become the same files, docs/cluster.md §Catch-up) and
+// is counted in sync once it caught up; the next leader then serves every acknowledged
+// message.
 TEST_F(HarkdReplacement, AFollowerGonePastTheGraceIsReplacedByANodeThatCatchesUp) {
   ASSERT_TRUE(all_in_sync());
   const auto before = *assignment();
@@ -347,6 +376,18 @@ TEST_F(HarkdReplacement, AFollowerGonePastTheGraceIsReplacedByANodeThatCatchesUp
       },
       failover_timeout, 20ms);
   ASSERT_TRUE(replaced) << "node " << spare << " did not replace node " << gone;
+  // It copied the leader's sealed segments: the same files, byte for byte (the leader's
+  // active segment, the newest .log and .index, is still being written).
+  std::map<std::string, std::string> sealed = segment_files(before.node);
+  ASSERT_GE(sealed.size(), 6u) << "too few segments to copy";  // Two sealed, and the active.
+  sealed.erase(std::prev(sealed.end()));
+  sealed.erase(std::prev(sealed.end()));
+  const std::map<std::string, std::string> copied = segment_files(spare);
+  for (const auto& [name, bytes] : sealed) {
+    const auto found = copied.find(name);
+    ASSERT_NE(found, copied.end()) << "node " << spare << " has no " << name;
+    EXPECT_TRUE(found->second == bytes) << name << " differs";
+  }
   // Sends go on; then the leader dies and another in-sync replica (perhaps the newcomer)
   // serves everything.
   ASSERT_EQ(send_numbered(before.node, "after-", 20, sent), "");

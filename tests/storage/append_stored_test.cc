@@ -4,6 +4,11 @@
 // overlap, a damaged or reordered message is refused and changes nothing), an empty log starts
 // at the source's first retained offset, the copy commits per durability like a send, and a
 // restart recovers it as the log's own segments. Source and copy are two logs on MemoryDisks.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "hark/core/base/message_layout.h"
@@ -156,6 +161,90 @@ TEST(AppendStored, ARestartRecoversTheCopyAsTheLogsOwnSegments) {
   EXPECT_EQ(reopened.next_offset(), source.log().next_offset());
   EXPECT_EQ(reopened.last_timestamp(), source.log().last_timestamp());
   EXPECT_EQ(everything(copy, Offset(0)), everything(source, Offset(0)));
+}
+
+// A file's bytes as the disk holds them.
+std::vector<std::byte> file_bytes(LogHarness& harness, const std::string& name) {
+  auto file = harness.disk.open(harness.options.directory + "/" + name, false);
+  EXPECT_TRUE(file.ok()) << name;
+  if (!file.ok()) return {};
+  std::vector<std::byte> bytes(static_cast<size_t>((*file)->size().value()));
+  EXPECT_TRUE((*file)->read_now(bytes, 0).ok());
+  return bytes;
+}
+
+std::vector<std::string> log_files(LogHarness& harness) {
+  std::vector<std::string> names = harness.disk.list(harness.options.directory).value();
+  std::erase_if(names, [](const std::string& name) { return !name.ends_with(".log"); });
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Copies as a follower's fetches do (three messages a fetch), naming the source's sealed
+// segment each read comes from.
+void copy_with_segments(LogHarness& source, PartitionLog& copy, Offset from) {
+  while (from < source.log().next_offset()) {
+    const std::optional<SegmentBounds> sealed = source.log().sealed_segment_at(from);
+    ReadCollector read = source.read(from, 3, 1 << 20);
+    ASSERT_GT(read.count, 0u);
+    const Result<AppendResult> appended = copy.append_stored(read.held.bytes(), read.count, sealed);
+    ASSERT_TRUE(appended.ok()) << error_name(appended.error());
+    from = read.last + 1;
+  }
+}
+
+TEST(AppendStored, ASourcesSealedSegmentsAreCopiedAsTheSameFiles) {
+  LogHarness source(small_segments(Durability::write));
+  fill_source(source, 16);
+  ASSERT_TRUE(source.log().flush(true).ok());
+  ASSERT_GT(source.log().segments_count(), 3u);
+  ASSERT_FALSE(source.log().sealed_segment_at(source.log().appended_end()).has_value());
+  // The copy's own segments would be smaller, and one is started before the copy begins (a
+  // follower that holds a head of the log).
+  LogOptions options = small_segments(Durability::write);
+  options.segment_bytes_max = 300;
+  LogHarness copy(options);
+  PartitionLog& log = copy.reopen();
+  ReadCollector head = source.read(Offset(0), 1);
+  ASSERT_TRUE(log.append_stored(head.held.bytes(), 1).ok());
+  copy_with_segments(source, log, Offset(1));
+  ASSERT_TRUE(log.flush(true).ok());
+  EXPECT_EQ(everything(copy, Offset(0)), everything(source, Offset(0)));
+  // Every segment the source sealed is the copy's, byte for byte, index included; after them
+  // (the source's active segment) the copy rolls at its own size.
+  std::vector<std::string> names = log_files(source);
+  names.pop_back();
+  const std::vector<std::string> copied = log_files(copy);
+  ASSERT_GT(copied.size(), names.size() + 1);
+  EXPECT_EQ(std::vector(copied.begin(), copied.begin() + std::ssize(names)), names);
+  for (const std::string& name : names) {
+    EXPECT_EQ(file_bytes(copy, name), file_bytes(source, name)) << name;
+    const std::string index = name.substr(0, name.size() - 4) + ".index";
+    EXPECT_EQ(file_bytes(copy, index), file_bytes(source, index)) << index;
+  }
+  // A restart reads the same segments; sends go on at the end.
+  copy.close_log();
+  PartitionLog& reopened = copy.reopen();
+  EXPECT_EQ(reopened.segments_count(), copied.size());
+  EXPECT_EQ(everything(copy, Offset(0)), everything(source, Offset(0)));
+  EXPECT_TRUE(reopened.append(make_batch(1, "next"), 1).ok());
+}
+
+TEST(AppendStored, ABatchOutsideItsSourceSegmentIsRefused) {
+  LogHarness source(small_segments());
+  fill_source(source, 16);
+  const std::optional<SegmentBounds> first = source.log().sealed_segment_at(Offset(0));
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->start, Offset(0));
+  const std::optional<SegmentBounds> second = source.log().sealed_segment_at(first->end);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->start, first->end);
+  LogHarness copy(small_segments());
+  PartitionLog& log = copy.reopen();
+  ReadCollector head = source.read(Offset(0), 1);
+  EXPECT_EQ(log.append_stored(head.held.bytes(), 1, second).error(), Error::invalid_offset);
+  EXPECT_EQ(log.next_offset(), Offset(0));
+  EXPECT_TRUE(log.append_stored(head.held.bytes(), 1, first).ok());
 }
 
 }  // namespace

@@ -61,10 +61,12 @@ Result<storage::AppendResult> Partition::append(std::span<const std::byte> messa
   return appended;
 }
 
-Result<storage::AppendResult> Partition::append_stored(std::span<const std::byte> messages,
-                                                       uint32_t count) {
+Result<storage::AppendResult> Partition::append_stored(
+    std::span<const std::byte> messages, uint32_t count,
+    std::optional<storage::SegmentBounds> source) {
   if (log_->replicas() > 1) return Error::shard_communication_error;
-  HARK_TRY_ASSIGN(const storage::AppendResult appended, log_->append_stored(messages, count));
+  HARK_TRY_ASSIGN(const storage::AppendResult appended,
+                  log_->append_stored(messages, count, source));
   publish_appended();
   publish_figures();
   return appended;

@@ -43,7 +43,8 @@ class Partition final : private storage::CommitListener,
   Result<storage::AppendResult> append(std::span<const std::byte> messages, uint32_t count);
   // The same for messages another log stored (storage::PartitionLog::append_stored).
   // shard_communication_error (11001) on a replicated leader: its followers copy from it.
-  Result<storage::AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count);
+  Result<storage::AppendResult> append_stored(std::span<const std::byte> messages, uint32_t count,
+                                              std::optional<storage::SegmentBounds> source);
 
   // Replication (docs/cluster.md §Replication). Takes its place: a leader of `place.replicas`
   // members (storage::PartitionLog::lead, again only when the epoch, the set or the size

@@ -245,6 +245,8 @@ void PollJob::evaluate_fetch(BrokerShard& shard, Partition& owner) {
                              .min_messages = 1,
                              .epoch = cell.offsets.snapshot().epoch});
   }
+  // Read now (not parked at the appended end): the messages may come from a sealed segment.
+  poll_->result.sealed_segment = owner.log().sealed_segment_at(Offset(poll.value));
   owner.log().read(Offset(poll.value), poll.count, shard.options().poll_bytes_max, *this,
                    storage::ReadBound::appended);
 }

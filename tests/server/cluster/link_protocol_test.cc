@@ -168,7 +168,27 @@ TEST(LinkFrames, ReplicaFetchAndItsAnswerRoundTripAndRefuseGarbage) {
   EXPECT_EQ(parsed_held->epoch_start, 2u);
   EXPECT_EQ(parsed_held->offsets_version, 5u);
   EXPECT_FALSE(parsed_held->offsets.has_value());
+  EXPECT_FALSE(parsed_held->sealed_segment.has_value());
   EXPECT_TRUE(std::ranges::equal(parsed_held->poll, poll));
+  // The sealed segment the messages come from, which may start at 0.
+  protocol::Bytes sealed;
+  append_replica_fetch_head(
+      {.appended = 9,
+       .sealed_segment = storage::SegmentBounds{.start = Offset(0), .end = Offset(4)}},
+      sealed);
+  const auto parsed_sealed = parse_replica_fetch_answer(sealed);
+  ASSERT_TRUE(parsed_sealed.ok());
+  ASSERT_TRUE(parsed_sealed->sealed_segment.has_value());
+  EXPECT_EQ(parsed_sealed->sealed_segment->start, Offset(0));
+  EXPECT_EQ(parsed_sealed->sealed_segment->end, Offset(4));
+  for (const auto& [start, end] : {std::pair<uint64_t, uint64_t>{4, 4}, {5, 4}, {0, 10}}) {
+    protocol::Bytes bad;  // Empty, backwards, or past the appended end.
+    append_replica_fetch_head(
+        {.appended = 9,
+         .sealed_segment = storage::SegmentBounds{.start = Offset(start), .end = Offset(end)}},
+        bad);
+    EXPECT_FALSE(parse_replica_fetch_answer(bad).ok()) << start << ".." << end;
+  }
   const LinkStoredOffsets offsets{{{core::ConsumerRef::Kind::group, 4}, 8}};
   protocol::Bytes with;
   append_replica_fetch_head({.commit = 3, .appended = 9, .offsets_version = 6, .offsets = offsets},
@@ -190,9 +210,9 @@ TEST(LinkFrames, ReplicaFetchAndItsAnswerRoundTripAndRefuseGarbage) {
   append_replica_fetch_head({.commit = 10, .appended = 9, .epoch_start = 2}, backwards);
   EXPECT_FALSE(parse_replica_fetch_answer(backwards).ok());
   protocol::Bytes bad_flag = held;
-  bad_flag[32] = std::byte{2};  // Neither "held" nor "offsets follow".
+  bad_flag[48] = std::byte{2};  // Neither "held" nor "offsets follow".
   EXPECT_FALSE(parse_replica_fetch_answer(bad_flag).ok());
-  EXPECT_FALSE(parse_replica_fetch_answer(std::span(held).first(32)).ok());
+  EXPECT_FALSE(parse_replica_fetch_answer(std::span(held).first(48)).ok());
 }
 
 TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
