@@ -379,6 +379,7 @@ void LinkHub::submit_fetch(Executed& executed, const core::PartitionKey& key, ui
   op.value = from;
   op.count = std::max<uint32_t>(count, 1);
   op.wait = std::chrono::microseconds(wait_us);
+  op.copy = true;
   op.replica = replica;
   shard_.broker().submit(op);
 }
@@ -408,27 +409,39 @@ Status LinkHub::start_replica_fetch(Executed& executed, const cluster::LinkReque
   return ok_status();
 }
 
+// A copy's answer (a replica or move fetch): `head`, then the poll answer's payload.
+void append_copy_answer(protocol::Bytes& out, std::span<const std::byte> head,
+                        const core::PollResult& result) {
+  const std::span<const std::byte> messages = result.messages.bytes();
+  const auto prefix = protocol::poll_response_prefix(poll_header(result), messages.size());
+  // poll_response_prefix is a whole response's: [status][length] then the poll header.
+  constexpr size_t skipped = protocol::response_header_size;
+  const size_t poll_bytes = prefix.size() - skipped + messages.size();
+  append_header(out, protocol::ok_response_header(static_cast<uint32_t>(head.size() + poll_bytes)));
+  out.insert(out.end(), head.begin(), head.end());
+  out.insert(out.end(), prefix.begin() + skipped, prefix.end());
+  out.insert(out.end(), messages.begin(), messages.end());
+}
+
+void LinkHub::answer_move_fetch(Executed& executed) {
+  const auto& poll = std::get<Executed::LinkOp<core::Poll>>(executed.op);
+  protocol::Bytes head;
+  cluster::append_link_fetch_head({.sealed_segment = poll.result.sealed_segment}, head);
+  append_copy_answer(executed.answer, head, poll.result);
+}
+
 void LinkHub::answer_replica_fetch(Executed& executed) {
   auto& poll = std::get<Executed::LinkOp<core::Poll>>(executed.op);
   core::PollResult& result = poll.result;
-  protocol::Bytes payload;
+  protocol::Bytes head;
   cluster::append_replica_fetch_head({.commit = result.commit_end,
                                       .appended = result.appended_end,
                                       .epoch_start = result.epoch_start,
                                       .offsets_version = result.offsets_version,
                                       .sealed_segment = result.sealed_segment,
                                       .offsets = std::move(result.offsets)},
-                                     payload);
-  const std::span<const std::byte> messages = result.messages.bytes();
-  const auto prefix = protocol::poll_response_prefix(poll_header(result), messages.size());
-  // poll_response_prefix is a whole response's: [status][length] then the poll header.
-  constexpr size_t skipped = protocol::response_header_size;
-  const size_t poll_bytes = prefix.size() - skipped + messages.size();
-  append_header(executed.answer,
-                protocol::ok_response_header(static_cast<uint32_t>(payload.size() + poll_bytes)));
-  executed.answer.insert(executed.answer.end(), payload.begin(), payload.end());
-  executed.answer.insert(executed.answer.end(), prefix.begin() + skipped, prefix.end());
-  executed.answer.insert(executed.answer.end(), messages.begin(), messages.end());
+                                     head);
+  append_copy_answer(executed.answer, head, result);
   // Caught up: this fetch read up to the leader's appended end.
   const uint64_t next = result.messages.empty() ? poll.value : result.messages.last().value() + 1;
   const auto fetch = cluster::parse_replica_fetch(executed.payload);
@@ -495,6 +508,9 @@ void LinkHub::encode_answer(Executed& executed) {
     append_header(executed.answer, protocol::error_response(status.error()));
   } else if (executed.code == cluster::replica_fetch_code) {
     answer_replica_fetch(executed);
+  } else if (executed.code == cluster::link_fetch_code &&
+             std::holds_alternative<Executed::LinkOp<core::Poll>>(executed.op)) {
+    answer_move_fetch(executed);  // A fenced fetch answers with the fence's (AnswerOf).
   } else {
     std::visit(AnswerOf{executed.answer, executed.code}, executed.op);
   }

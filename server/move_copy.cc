@@ -73,7 +73,8 @@ Status MoveCopy::take_answer(std::span<const std::byte> response) {
 }
 
 Status MoveCopy::take_messages(std::span<const std::byte> body) {
-  protocol::Reader reader(body);
+  HARK_TRY_ASSIGN(const cluster::LinkFetchAnswer fetched, cluster::parse_link_fetch_answer(body));
+  protocol::Reader reader(fetched.poll);
   protocol::PollMessagesResponse answer;
   HARK_TRY(protocol::decode(reader, answer));
   if (answer.header.messages_count == 0) {
@@ -89,6 +90,7 @@ Status MoveCopy::take_messages(std::span<const std::byte> body) {
   append_->partition = key_.partition.value();
   append_->messages = messages_;
   append_->count = answer.header.messages_count;
+  append_->source = fetched.sealed_segment;  // B's segments are A's (docs/cluster.md §Moves).
   in_flight_ = true;
   shard_.broker().submit(*append_);
   return ok_status();

@@ -360,6 +360,8 @@ class LinkHub final : private io::Completion {
   Status start_replica_fetch(Executed& executed, const cluster::LinkRequest& request);
   // Its answer: the leader's ends, then the messages; the follower's progress to Replication.
   void answer_replica_fetch(Executed& executed);
+  // An unfenced move fetch's answer: the source's sealed segment, then the messages.
+  void answer_move_fetch(Executed& executed);
   void answer_error(InboundLink& link, uint64_t id, Error error);
   // A parked poll or notification is cancelled in the broker; anything else runs on.
   void cancel_waiting(Executed& executed);

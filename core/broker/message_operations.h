@@ -117,9 +117,9 @@ struct PollResult {
   // fetch named another version (docs/cluster.md §Replication, Consumer offsets).
   uint64_t offsets_version = 0;
   std::optional<std::vector<std::pair<ConsumerRef, uint64_t>>> offsets;
-  // A follower's fetch: the leader's sealed segment the messages come from, if they do
-  // (storage::PartitionLog::sealed_segment_at): the follower's copy ends its own segment where
-  // this one ends (AppendStored::source), so a follower far behind copies sealed segments.
+  // A copy's (Poll::copy) read at once: the sealed segment the messages come from, if they do
+  // (storage::PartitionLog::sealed_segment_at): the copy ends its own segment where this one
+  // ends (AppendStored::source), so a follower far behind or a move copies sealed segments.
   std::optional<storage::SegmentBounds> sealed_segment;
 };
 
@@ -157,6 +157,9 @@ class Poll : public Operation {
   // member; invalid_offset (4100) for a `value` past the appended end (the follower holds
   // what the leader does not: it truncates to its commit point).
   std::optional<ReplicaFetch> replica;
+  // Set: the poll copies the partition (a move's fetch, a follower's): its result names the
+  // sealed segment its messages come from when it reads at once (PollResult::sealed_segment).
+  bool copy = false;
   PollResult result;  // Out.
 
  private:

@@ -210,7 +210,35 @@ Result<LinkStoredOffsets> read_offsets(protocol::Reader& reader, size_t bytes) {
 constexpr uint8_t offsets_held = 0;
 constexpr uint8_t offsets_follow = 1;
 
+// [u64 start][u64 end], an end of 0 for none.
+void write_sealed_segment(protocol::Writer& writer,
+                          const std::optional<storage::SegmentBounds>& sealed) {
+  writer.u64(sealed ? sealed->start.value() : 0);
+  writer.u64(sealed ? sealed->end.value() : 0);
+}
+
+Result<std::optional<storage::SegmentBounds>> read_sealed_segment(protocol::Reader& reader) {
+  HARK_TRY_ASSIGN(const uint64_t start, reader.u64());
+  HARK_TRY_ASSIGN(const uint64_t end, reader.u64());
+  if (end == 0) return std::optional<storage::SegmentBounds>();
+  if (start >= end) return Error::invalid_command;
+  return std::optional(storage::SegmentBounds{.start = Offset(start), .end = Offset(end)});
+}
+
 }  // namespace
+
+void append_link_fetch_head(const LinkFetchAnswer& answer, protocol::Bytes& payload) {
+  protocol::Writer writer(payload);
+  write_sealed_segment(writer, answer.sealed_segment);
+}
+
+Result<LinkFetchAnswer> parse_link_fetch_answer(std::span<const std::byte> payload) {
+  protocol::Reader reader(payload);
+  LinkFetchAnswer answer;
+  HARK_TRY_ASSIGN(answer.sealed_segment, read_sealed_segment(reader));
+  answer.poll = reader.rest();
+  return answer;
+}
 
 void append_replica_fetch_head(const ReplicaFetchAnswer& answer, protocol::Bytes& payload) {
   protocol::Writer writer(payload);
@@ -218,8 +246,7 @@ void append_replica_fetch_head(const ReplicaFetchAnswer& answer, protocol::Bytes
   writer.u64(answer.appended);
   writer.u64(answer.epoch_start);
   writer.u64(answer.offsets_version);
-  writer.u64(answer.sealed_segment ? answer.sealed_segment->start.value() : 0);
-  writer.u64(answer.sealed_segment ? answer.sealed_segment->end.value() : 0);
+  write_sealed_segment(writer, answer.sealed_segment);
   writer.u8(answer.offsets.has_value() ? offsets_follow : offsets_held);
   if (answer.offsets.has_value()) write_offsets(writer, *answer.offsets);
 }
@@ -232,14 +259,9 @@ Result<ReplicaFetchAnswer> parse_replica_fetch_answer(std::span<const std::byte>
   HARK_TRY_ASSIGN(answer.epoch_start, reader.u64());
   HARK_TRY_ASSIGN(answer.offsets_version, reader.u64());
   if (answer.commit > answer.appended) return Error::invalid_command;
-  HARK_TRY_ASSIGN(const uint64_t segment_start, reader.u64());
-  HARK_TRY_ASSIGN(const uint64_t segment_end, reader.u64());
-  if (segment_end != 0) {
-    if (segment_start >= segment_end || segment_end > answer.appended) {
-      return Error::invalid_command;
-    }
-    answer.sealed_segment =
-        storage::SegmentBounds{.start = Offset(segment_start), .end = Offset(segment_end)};
+  HARK_TRY_ASSIGN(answer.sealed_segment, read_sealed_segment(reader));
+  if (answer.sealed_segment && answer.sealed_segment->end > Offset(answer.appended)) {
+    return Error::invalid_command;
   }
   HARK_TRY_ASSIGN(const uint8_t offsets, reader.u8());
   if (offsets == offsets_follow) {

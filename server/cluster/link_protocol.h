@@ -38,12 +38,14 @@ namespace hark::server::cluster {
 // node never forwards it): only a node that proved the secret can send one.
 //   fetch (link_fetch_code) B → A   payload [u32 stream][u32 topic][u32 partition][u64 move
 //        epoch][u64 from][u32 count][u8 fence]: a partition's copy to the target of its
-//        planned move (docs/cluster.md §Moves). Without fence: answered like PollMessages from
-//        offset `from` (the stored bytes, at most `count` messages and the owner's poll byte
-//        cap; an empty answer once B is caught up). With fence: A stops admitting sends to the
-//        partition and answers [u64 end][u32 n][n × [u8 kind][u32 id][u64 offset]] (its log's
-//        end and stored consumer and group offsets). Refused (resource_not_found, 20) unless
-//        A's view has that move, from A to the link's node, at that epoch.
+//        planned move (docs/cluster.md §Moves). Without fence: answered with [u64 segment
+//        start][u64 segment end] (A's sealed segment the messages come from; an end of 0:
+//        none) and a PollMessages answer from offset `from` (the stored bytes, at most `count`
+//        messages and the owner's poll byte cap; no messages once B is caught up). With fence: A
+//        stops admitting sends to the partition and answers [u64 end][u32 n][n × [u8 kind][u32
+//        id][u64 offset]] (its log's end and stored consumer and group offsets). Refused
+//        (resource_not_found, 20) unless A's view has that move, from A to the link's node, at that
+//        epoch.
 //   replica fetch (replica_fetch_code) F → L   payload [u32 stream][u32 topic][u32 partition]
 //        [u64 epoch][u64 set][u64 from][u32 count]: follower F's fetch from its leader L
 //        (docs/cluster.md §Replication, The data path): `from` is F's durable end, its
@@ -142,6 +144,16 @@ struct LinkFetch {
 };
 void append_link_fetch(const LinkFetch& fetch, protocol::Bytes& payload);
 Result<LinkFetch> parse_link_fetch(std::span<const std::byte> payload);
+
+// An unfenced move fetch's answer payload: the source's sealed segment the messages come from
+// (core::PollResult::sealed_segment), then the poll answer (`poll`, a view into the bytes).
+struct LinkFetchAnswer {
+  std::optional<storage::SegmentBounds> sealed_segment;
+  std::span<const std::byte> poll;
+};
+// Writes everything but `poll`, which the caller appends.
+void append_link_fetch_head(const LinkFetchAnswer& answer, protocol::Bytes& payload);
+Result<LinkFetchAnswer> parse_link_fetch_answer(std::span<const std::byte> payload);
 
 inline constexpr uint32_t replica_fetch_code = 0x4C4B0002;
 

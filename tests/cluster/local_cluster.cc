@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <utility>
 
@@ -66,6 +67,21 @@ void LocalCluster::kill(uint32_t id) { node(id).signal(SIGKILL); }
 
 std::string LocalCluster::restart(uint32_t id) {
   return start_node(id, runs_.at(id - 1).front()->data_directory());
+}
+
+std::map<std::string, std::string> LocalCluster::segment_files(uint32_t id, uint32_t partition) {
+  namespace fs = std::filesystem;
+  const fs::path directory = fs::path(node(id).data_directory()) / "streams/0/topics/0/partitions" /
+                             std::to_string(partition);
+  std::map<std::string, std::string> files;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(directory, error)) {
+    const fs::path& path = entry.path();
+    if (path.extension() != ".log" && path.extension() != ".index") continue;
+    std::ifstream in(path, std::ios::binary);
+    files[path.filename()] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return files;
 }
 
 std::string LocalCluster::bound_link_address(uint32_t id) {

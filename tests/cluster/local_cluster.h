@@ -106,6 +106,9 @@ class LocalCluster {
   std::string connect_all(std::map<uint32_t, std::unique_ptr<client::Client>>& clients);
   // The link address the node registered in etcd; empty when it has none (yet).
   std::string link_address(uint32_t id);
+  // The segment files (.log and .index) of partition `partition` of stream 0, topic 0 in node
+  // `id`'s data directory: name -> bytes (names sort by start offset, .index before .log).
+  std::map<std::string, std::string> segment_files(uint32_t id, uint32_t partition = 0);
 
  private:
   std::vector<std::string> arguments(uint32_t id) const;

@@ -52,6 +52,13 @@ class HarkdMoveCopy : public ::testing::Test {
     // (docs/cluster.md §Replication: the controller side).
     options_.extra_args.insert(options_.extra_args.end(), single_replica_args.begin(),
                                single_replica_args.end());
+    // Small segments of another size on each node: a move copies the owner's as they are.
+    for (uint32_t id = 1; id <= 3; id++) {
+      for (const std::string& arg :
+           {std::string("--segment-size"), std::to_string(4096 + 512 * id)}) {
+        options_.node_args[id].push_back(arg);
+      }
+    }
     ASSERT_EQ(cluster_.start(options_), "");
     started();
     ASSERT_EQ(cluster_.connect_all(clients_), "");
@@ -190,10 +197,22 @@ TEST_F(HarkdMoveCopy, ADrainCopiesThePartitionWithItsOffsetsToTheNewOwner) {
                   .ok());
   const std::vector<protocol::Bytes> before = all_messages(owner_);
   ASSERT_EQ(before.size(), 300u);
+  // The owner's sealed segments (all but the newest .index and .log, still being written).
+  std::map<std::string, std::string> sealed = cluster_.segment_files(owner_);
+  ASSERT_GE(sealed.size(), 6u) << "too few segments to copy";
+  sealed.erase(std::prev(sealed.end()));
+  sealed.erase(std::prev(sealed.end()));
 
   drain(owner_);
   const uint32_t target = wait_moved_off(owner_);
   ASSERT_NE(target, 0u);
+  // The new owner holds them as the same files (docs/cluster.md §Moves).
+  const std::map<std::string, std::string> copied = cluster_.segment_files(target);
+  for (const auto& [name, bytes] : sealed) {
+    const auto found = copied.find(name);
+    ASSERT_NE(found, copied.end()) << "node " << target << " has no " << name;
+    EXPECT_TRUE(found->second == bytes) << name << " differs";
+  }
   for (uint32_t via = 1; via <= 3; via++) {
     // Each node reads once its view names the new owner (before, the old one answers 11001).
     std::vector<protocol::Bytes> after;

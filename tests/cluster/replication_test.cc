@@ -321,25 +321,6 @@ class HarkdReplacement : public HarkdReplication {
     }
     return {.nodes = 4, .extra_args = {"--replica-replace-after", "3s"}, .node_args = sizes};
   }
-
-  // The segment files (.log and .index) of partition 0 in node `id`'s data directory, by name.
-  std::map<std::string, std::string> segment_files(uint32_t id) {
-    std::map<std::string, std::string> files;
-    namespace fs = std::filesystem;
-    std::error_code error;
-    for (fs::recursive_directory_iterator it(cluster_.node(id).data_directory(), error), end;
-         !error && it != end; it.increment(error)) {
-      const fs::path& path = it->path();
-      if (path.parent_path().filename() != "0" ||
-          path.parent_path().parent_path().filename() != "partitions" ||
-          (path.extension() != ".log" && path.extension() != ".index")) {
-        continue;
-      }
-      std::ifstream in(path, std::ios::binary);
-      files[path.filename()] = std::string(std::istreambuf_iterator<char>(in), {});
-    }
-    return files;
-  }
 };
 
 // A follower's node gone past the grace (docs/cluster.md §Replicas, leader, epoch, in-sync set)
@@ -378,11 +359,11 @@ TEST_F(HarkdReplacement, AFollowerGonePastTheGraceIsReplacedByANodeThatCatchesUp
   ASSERT_TRUE(replaced) << "node " << spare << " did not replace node " << gone;
   // It copied the leader's sealed segments: the same files, byte for byte (the leader's
   // active segment, the newest .log and .index, is still being written).
-  std::map<std::string, std::string> sealed = segment_files(before.node);
+  std::map<std::string, std::string> sealed = cluster_.segment_files(before.node);
   ASSERT_GE(sealed.size(), 6u) << "too few segments to copy";  // Two sealed, and the active.
   sealed.erase(std::prev(sealed.end()));
   sealed.erase(std::prev(sealed.end()));
-  const std::map<std::string, std::string> copied = segment_files(spare);
+  const std::map<std::string, std::string> copied = cluster_.segment_files(spare);
   for (const auto& [name, bytes] : sealed) {
     const auto found = copied.find(name);
     ASSERT_NE(found, copied.end()) << "node " << spare << " has no " << name;

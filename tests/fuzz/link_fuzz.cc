@@ -167,7 +167,17 @@ class Side {
     const auto fetched = parse_replica_fetch_answer(body);
     if (fetched.ok() &&
         (fetched->commit > fetched->appended ||
+         (fetched->sealed_segment &&
+          (fetched->sealed_segment->start >= fetched->sealed_segment->end ||
+           fetched->sealed_segment->end.value() > fetched->appended)) ||
          fetched->poll.data() + fetched->poll.size() != body.data() + body.size())) {
+      __builtin_trap();
+    }
+    // A move fetch's answer (server/move_copy.cc): an empty or backwards segment is refused.
+    const auto moved = parse_link_fetch_answer(body);
+    if (moved.ok() &&
+        ((moved->sealed_segment && moved->sealed_segment->start >= moved->sealed_segment->end) ||
+         moved->poll.data() + moved->poll.size() != body.data() + body.size())) {
       __builtin_trap();
     }
     return true;

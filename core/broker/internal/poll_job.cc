@@ -214,6 +214,7 @@ void PollJob::evaluate_at_owner(BrokerShard& shard) {
                            .min_messages = std::max<uint32_t>(1, poll.min_messages),
                            .epoch = cell.snapshot().epoch,
                            .read_count = owner_reads ? poll.count : 0});
+  if (poll.copy) poll_->result.sealed_segment = owner->log().sealed_segment_at(*first);
   owner->log().read(*first, poll.count, shard.options().poll_bytes_max, *this);
 }
 
@@ -245,8 +246,7 @@ void PollJob::evaluate_fetch(BrokerShard& shard, Partition& owner) {
                              .min_messages = 1,
                              .epoch = cell.offsets.snapshot().epoch});
   }
-  // Read now (not parked at the appended end): the messages may come from a sealed segment.
-  poll_->result.sealed_segment = owner.log().sealed_segment_at(Offset(poll.value));
+  if (poll.copy) poll_->result.sealed_segment = owner.log().sealed_segment_at(Offset(poll.value));
   owner.log().read(Offset(poll.value), poll.count, shard.options().poll_bytes_max, *this,
                    storage::ReadBound::appended);
 }

@@ -215,6 +215,30 @@ TEST(LinkFrames, ReplicaFetchAndItsAnswerRoundTripAndRefuseGarbage) {
   EXPECT_FALSE(parse_replica_fetch_answer(std::span(held).first(48)).ok());
 }
 
+TEST(LinkFrames, AMoveFetchsAnswerNamesTheSealedSegmentOrNone) {
+  const std::array<std::byte, 2> poll{std::byte{7}, std::byte{8}};
+  for (const auto& sealed :
+       {std::optional<storage::SegmentBounds>(),
+        std::optional(storage::SegmentBounds{.start = Offset(0), .end = Offset(12)})}) {
+    protocol::Bytes payload;
+    append_link_fetch_head({.sealed_segment = sealed}, payload);
+    payload.insert(payload.end(), poll.begin(), poll.end());
+    const auto parsed = parse_link_fetch_answer(payload);
+    ASSERT_TRUE(parsed.ok());
+    ASSERT_EQ(parsed->sealed_segment.has_value(), sealed.has_value());
+    if (sealed) {
+      EXPECT_EQ(parsed->sealed_segment->start, sealed->start);
+      EXPECT_EQ(parsed->sealed_segment->end, sealed->end);
+    }
+    EXPECT_TRUE(std::ranges::equal(parsed->poll, poll));
+  }
+  protocol::Bytes backwards;
+  append_link_fetch_head(
+      {.sealed_segment = storage::SegmentBounds{.start = Offset(5), .end = Offset(5)}}, backwards);
+  EXPECT_FALSE(parse_link_fetch_answer(backwards).ok());
+  EXPECT_FALSE(parse_link_fetch_answer(std::span(backwards).first(15)).ok());
+}
+
 TEST(LinkFrames, PartialNeedsMoreAndGarbageIsRejected) {
   protocol::Bytes out;
   append_link_cancel(5, out);
