@@ -73,8 +73,12 @@ void ShardGroup::run_shard(uint32_t index, const ShardGroupOptions& options, Sha
     while (!stop_task.stopping) reactor->run_once(true);
   }
   if (reactor != nullptr && setup != nullptr) setup->on_stop(*reactor);
-  // Drain what on_stop and the other shards' last posts left, then wait until every shard is
-  // past its loop, so nobody posts to a reactor that is about to be freed.
+  // What on_stop let finish (a last answer) gets the loop until it is quiet.
+  while (reactor != nullptr && reactor->run_once(false) > 0) {
+  }
+  settle(reactor.get(), setup);
+  // Drain what the other shards' last posts left, then wait until every shard is past its
+  // loop, so nobody posts to a reactor that is about to be freed.
   while (reactor != nullptr && reactor->run_once(false) > 0) {
   }
   arrive(drained_);
@@ -85,6 +89,38 @@ void ShardGroup::run_shard(uint32_t index, const ShardGroupOptions& options, Sha
   while (reactor != nullptr && reactor->run_once(false) > 0) {
   }
   if (reactor != nullptr && setup != nullptr) setup->on_drained(*reactor);
+}
+
+void ShardGroup::settle(Reactor* reactor, ShardSetup* setup) {
+  const auto shards = static_cast<uint32_t>(reactors_.size());
+  if (reactor == nullptr || setup == nullptr) {
+    arrive(settled_);
+    return;
+  }
+  setup->on_abort(*reactor);
+  // A shard that is done keeps running its loop too: another shard's request may still need
+  // a step here (a read at a partition's owner) before it can complete at its home.
+  const Instant deadline = reactor->clock().monotonic_now() + drain_timeout;
+  bool settled = false;
+  while (settled_.load(std::memory_order_acquire) < shards) {
+    if (!settled && !setup->busy(*reactor)) {
+      settled = true;
+      arrive(settled_);
+      continue;
+    }
+    if (reactor->clock().monotonic_now() >= deadline) {
+      if (!settled) {
+        HARK_LOG_WARN("shard %u: still busy %u ms after stopping; tearing down without waiting",
+                      reactor->id().value(),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(drain_timeout).count());
+        arrive(settled_);
+      }
+      return;
+    }
+    // The kernel's last completions (cancelled receives) or other shards' tasks: nobody
+    // writes this shard's eventfd now (it never announced a sleep), so wait briefly instead.
+    if (reactor->run_once(false) == 0) reactor->ring().run(std::chrono::milliseconds(1));
+  }
 }
 
 Duration ShardGroup::cpu_time(ShardId id) {

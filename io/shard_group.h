@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -18,10 +19,23 @@ class ShardSetup {
   // Runs before the loop; an error stops the whole group from starting.
   virtual Status on_start(Reactor& reactor) = 0;
   // Runs when the loop ends: cancel long-lived operations (multishot accept/recv) and close
-  // what the shard owns. The group then runs the loop without blocking until it is quiet.
+  // what the shard owns. The group then runs the loop without blocking until it is quiet, so
+  // what is about to finish (a last answer being sent) can.
   virtual void on_stop(Reactor& reactor) = 0;
-  // Runs after every shard has drained what on_stop() started, just before this shard's
-  // reactor is destroyed: free what still refers to the reactor (pools, timers).
+  // Runs once the loop is quiet after on_stop(): cancel whatever is still open. Every shard
+  // still runs its loop, completions and tasks, so what this cancels can complete through other
+  // shards (a request on its way back from another shard, a cancellation posted to itself).
+  virtual void on_abort(Reactor& reactor) { (void)reactor; }
+  // After on_abort(): true while the shard still waits for something to complete. The group
+  // keeps every shard's loop running until no shard is busy, for at most
+  // ShardGroup::drain_timeout (then it logs which shard still was).
+  virtual bool busy(Reactor& reactor) {
+    (void)reactor;
+    return false;
+  }
+  // Runs after every shard has drained, just before this shard's reactor is destroyed: free
+  // what still refers to the reactor (pools, timers). No task runs any more on any shard, and
+  // busy() may still be true if drain_timeout passed: then leave what is still in use.
   virtual void on_drained(Reactor& reactor) { (void)reactor; }
 
  protected:
@@ -35,10 +49,14 @@ struct ShardGroupOptions {
 
 // N shard threads, each running its own Reactor (thread-per-core). start() returns once every
 // shard has created its ring and run on_start(); stop() (or the destructor) ends the loops,
-// runs on_stop() on each shard, drains, joins the threads and frees every reactor on the
-// thread that owned it. Control plane: allocates only in start().
+// runs on_stop() and on_abort() on each shard, runs every loop until no shard is busy(),
+// drains, runs on_drained(), joins the threads and frees every reactor on the thread that
+// owned it. Control plane: allocates only in start().
 class ShardGroup {
  public:
+  // How long stop() runs the loops for shards that are still busy() after on_abort().
+  static constexpr Duration drain_timeout = std::chrono::seconds(1);
+
   // `setup` may be null; otherwise it must outlive the group.
   static Result<std::unique_ptr<ShardGroup>> start(const ShardGroupOptions& options,
                                                    ShardSetup* setup);
@@ -67,11 +85,15 @@ class ShardGroup {
 
   explicit ShardGroup(uint32_t shards_count);
   void run_shard(uint32_t index, const ShardGroupOptions& options, ShardSetup* setup);
+  // After on_stop(): on_abort(), then this shard's loop until every shard is not busy() (or
+  // drain_timeout passed).
+  void settle(Reactor* reactor, ShardSetup* setup);
 
   std::vector<Reactor*> reactors_;
   std::vector<StopTask> stop_tasks_;
   std::vector<std::thread> threads_;
   std::atomic<uint32_t> started_{0};
+  std::atomic<uint32_t> settled_{0};  // Shards no longer busy() (or past drain_timeout).
   std::atomic<uint32_t> drained_{0};
   std::atomic<bool> go_{false};
   std::atomic<bool> stop_posted_{false};

@@ -105,11 +105,30 @@ class Broker::Setup final : public io::ShardSetup {
     if (shard != nullptr) shard->release_partitions();
   }
 
+  void on_abort(io::Reactor& reactor) override {
+    if (broker_.options_.hooks != nullptr) broker_.options_.hooks->on_abort(reactor);
+  }
+
+  // The embedder's requests this shard is home of run to their done() (a cancelled poll's
+  // last step, a request back from another shard) before anything is freed.
+  bool busy(io::Reactor& reactor) override {
+    if (broker_.options_.hooks != nullptr && broker_.options_.hooks->busy(reactor)) return true;
+    const BrokerShard* const shard = broker_.shards_[reactor.id().value()];
+    return shard != nullptr && shard->operations_in_flight() > 0;
+  }
+
   void on_drained(io::Reactor& reactor) override {
     if (broker_.options_.hooks != nullptr) broker_.options_.hooks->on_drained(reactor);
     BrokerShard*& shard = broker_.shards_[reactor.id().value()];
     if (shard == nullptr) return;
     shard->close_partitions();
+    if (shard->operations_in_flight() > 0) {
+      // drain_timeout passed: their memory (poll jobs, waits) may still be reached by them.
+      HARK_LOG_WARN("shard %u: %u operations still in flight at shutdown; leaving them",
+                    reactor.id().value(), shard->operations_in_flight());
+      shard = nullptr;
+      return;
+    }
     delete shard;
     shard = nullptr;
   }
@@ -308,6 +327,13 @@ Status Broker::host(std::span<const PartitionKey> keys, std::span<const Partitio
   HARK_ASSERT(&shard->broker() == this);
   HARK_ASSERT(options_.hosted_only);
   return shard->host(keys, moving, places);
+}
+
+size_t Broker::operations_in_flight() const {
+  BrokerShard* const shard = BrokerShard::current();
+  HARK_ASSERT(shard != nullptr);
+  HARK_ASSERT(&shard->broker() == this);
+  return shard->operations_in_flight();
 }
 
 void Broker::cancel(Poll& poll) {

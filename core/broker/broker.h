@@ -31,12 +31,24 @@ struct Catalog;
 
 // What an embedder (harkd's server is one) runs on every shard next to the broker: listeners,
 // connections. Called on the shard's own thread, after the broker's own setup (on_start) and
-// before its teardown (on_stop, on_drained).
+// before its teardown (on_stop, on_abort, on_drained), as io::ShardSetup describes.
 class ShardHooks {
  public:
   // `broker` is usable from here on (operations may be submitted before Broker::start returns).
   virtual Status on_start(Broker& broker, io::Reactor& reactor) = 0;
   virtual void on_stop(io::Reactor& reactor) = 0;
+  // Cancel what is still open (Broker::cancel still completes: every shard runs its tasks
+  // until no shard is busy, the broker counting the operations it holds for each shard as
+  // busy, for at most io::ShardGroup::drain_timeout).
+  virtual void on_abort(io::Reactor& reactor) { (void)reactor; }
+  // The embedder still waits for something of its own on this shard (the kernel's last
+  // completions).
+  virtual bool busy(io::Reactor& reactor) {
+    (void)reactor;
+    return false;
+  }
+  // No task runs any more. Operations still in flight here (operations_in_flight(), after
+  // drain_timeout) must be left, not freed.
   virtual void on_drained(io::Reactor& reactor) { (void)reactor; }
 
  protected:
@@ -202,6 +214,10 @@ class Broker {
   // Answers every parked poll empty, refuses new waits (polls answer at once), stops the hooks
   // and the shards, writes out every partition and closes it. Idempotent; not from a shard.
   void stop();
+
+  // On a shard of this broker: the operations submitted on it (and, on shard 0, from outside)
+  // whose done() has not run yet. Shutdown waits for them (ShardHooks::on_abort).
+  size_t operations_in_flight() const;
 
   uint32_t shards_count() const { return options_.shards_count; }
   const BrokerOptions& options() const { return options_; }

@@ -93,6 +93,15 @@ class BrokerShard final {
   // A group member's round-robin cursor: where its next group-wide poll starts.
   uint32_t next_group_start(const GroupEntry& group, uint32_t member);
 
+  // Operations whose home is this shard, from their first step here to their done(): what
+  // the shard still holds of its embedder's requests (counted by Flow).
+  void operation_started() { operations_in_flight_++; }
+  void operation_done() {
+    HARK_ASSERT(operations_in_flight_ > 0);
+    operations_in_flight_--;
+  }
+  size_t operations_in_flight() const { return operations_in_flight_; }
+
   // The engine's state of the polls whose home is this shard.
   PollJobPool& poll_jobs() { return poll_jobs_; }
   // Group waiters (polls, notifications) parked here, re-evaluated when their group
@@ -199,6 +208,7 @@ class BrokerShard final {
   RetentionTimer retention_timer_{*this};
   PollCounters poll_counters_;
   AppendCounters append_counters_;
+  size_t operations_in_flight_ = 0;
   bool shutting_down_ = false;
 };
 

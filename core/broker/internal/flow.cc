@@ -17,6 +17,7 @@ void Flow::start(Operation& op, BrokerShard& shard) {
   op.status_ = ok_status();
   op.stage_ = Stage::start;
   op.home_ = shard.id();
+  shard.operation_started();
   op.step(shard);
 }
 
@@ -28,8 +29,15 @@ void Flow::start_outside(Operation& op) {
 
 void Flow::run(Operation& op, BrokerShard& shard) {
   switch (op.stage_) {
+    case Stage::start:
+      // Submitted from outside the broker: its home counts it from its first step.
+      shard.expect_on(op.home_);
+      shard.operation_started();
+      op.step(shard);
+      return;
     case Stage::deliver:
       shard.expect_on(op.home_);
+      shard.operation_done();
       op.done();
       return;
     case Stage::settled: finish(op, shard, ok_status()); return;
@@ -41,6 +49,7 @@ void Flow::finish(Operation& op, BrokerShard& shard, Status status) {
   HARK_ASSERT(BrokerShard::current() == &shard);
   op.status_ = std::move(status);
   if (shard.id() == op.home_) {
+    shard.operation_done();
     op.done();
     return;
   }
