@@ -103,9 +103,9 @@ void Connection::resume() {
 void Connection::close_when_idle() { begin_close(); }
 
 void Connection::abort() {
-  // The broker has answered every parked poll and notify before teardown and its peers may be
-  // gone: no broker.cancel() here, only the ring operations of this shard.
-  wait_cancelled_ = true;
+  // Every shard still runs its tasks (ShardServer::abort), so a poll or notify still in the
+  // broker is cancelled like a client's that went away, and the connection closes once its
+  // done() came.
   drop();
 }
 

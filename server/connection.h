@@ -283,7 +283,8 @@ class Connection final : public ListHook<>,
   void resume();
   // Server stop: no new requests; the one in flight is answered, then the connection closes.
   void close_when_idle();
-  // Shard teardown: cancel every ring operation, answer nothing more.
+  // Shard teardown (ShardServer::abort): cancel every ring operation and the request in the
+  // broker, answer nothing more.
   void abort();
   // The shard holds too many unauthenticated connections and this one is the oldest: close it
   // (there is no request to answer).

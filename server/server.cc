@@ -164,6 +164,16 @@ void Server::on_stop(io::Reactor& reactor) {
   if (shard != nullptr) shard->stop();
 }
 
+void Server::on_abort(io::Reactor& reactor) {
+  const std::unique_ptr<ShardServer>& shard = shards_[reactor.id().value()];
+  if (shard != nullptr) shard->abort();
+}
+
+bool Server::busy(io::Reactor& reactor) {
+  const std::unique_ptr<ShardServer>& shard = shards_[reactor.id().value()];
+  return shard != nullptr && shard->busy();
+}
+
 void Server::on_drained(io::Reactor& reactor) {
   const std::unique_ptr<ShardServer>& shard = shards_[reactor.id().value()];
   if (shard != nullptr) shard->drain();

@@ -43,6 +43,8 @@ class Server final : public core::ShardHooks, public cluster::ViewSink {
   // ShardHooks, each on its shard's thread.
   Status on_start(core::Broker& broker, io::Reactor& reactor) override;
   void on_stop(io::Reactor& reactor) override;
+  void on_abort(io::Reactor& reactor) override;
+  bool busy(io::Reactor& reactor) override;
   void on_drained(io::Reactor& reactor) override;
 
   // Any thread, once the broker has started: hands `view` to every shard through its Inbox

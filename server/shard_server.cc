@@ -27,8 +27,6 @@ constexpr uint16_t receive_group = 1;
 // After an accept error other than EMFILE/ENFILE (ENOMEM, say) accepting resumes after this
 // pause rather than spinning on the same error.
 constexpr Duration accept_retry_delay = std::chrono::milliseconds(100);
-// How long teardown waits for the kernel to finish cancelled receives and sends.
-constexpr Duration drain_timeout = std::chrono::seconds(1);
 
 // Iggy's client ids: unique in the process, over all shards, from 1; in cluster mode unique in
 // the cluster too (cluster::client_id_of: the node's id in the top bits).
@@ -391,37 +389,38 @@ void ShardServer::stop() {
   live_.for_each([](Connection& connection) { connection.close_when_idle(); });
 }
 
-void ShardServer::drain() {
+void ShardServer::abort() {
   stop();
-  // Cancel what the kernel still holds and wait (bounded) for the last completions: ring
-  // completions only, because other shards may already be gone (no tasks, no posts).
   live_.for_each([](Connection& connection) { connection.abort(); });
-  const Instant deadline = reactor_.clock().monotonic_now() + drain_timeout;
-  const auto busy = [&] {
-    return !live_.empty() || accept_armed_ || (links_ != nullptr && links_->busy()) ||
-           (move_copies_ != nullptr && move_copies_->busy()) ||
-           (replication_ != nullptr && replication_->busy());
-  };
-  while (busy() && reactor_.clock().monotonic_now() < deadline) {
-    reactor_.ring().run(std::chrono::milliseconds(10));
-    collect();
-  }
+}
+
+bool ShardServer::busy() const {
+  // The broker's count covers the requests of connections and links, including those of links
+  // already closed (LinkHub::link_closed cancelled them) and auto-commits.
+  return !live_.empty() || accept_armed_ || (links_ != nullptr && links_->busy()) ||
+         (move_copies_ != nullptr && move_copies_->busy()) ||
+         (replication_ != nullptr && replication_->busy()) || broker_.operations_in_flight() > 0;
+}
+
+void ShardServer::drain() {
+  abort();
   collect();
-  if (!busy()) {
-    replication_.reset();
-    move_copies_.reset();
-    links_.reset();
-  }  // Its links cancel their timers: while the reactor lives.
   if (busy()) {
-    (void)move_copies_.release();  // The broker may still complete one of its operations.
+    // The group's drain_timeout passed: the kernel or the broker may still complete something.
+    // Keep the objects (the connections are freed by the destructor, once the broker is
+    // gone) and the buffers the kernel may still fill.
+    HARK_LOG_WARN(
+        "shard %u: still busy at shutdown (%u connections, %u broker operations); leaving them",
+        id().value(), live_.size(), broker_.operations_in_flight());
+    (void)move_copies_.release();
     (void)replication_.release();
-    (void)links_.release();  // The kernel may still complete one of its operations.
-    // The kernel or the broker may still complete something: keep the objects (freed by the
-    // destructor, once the broker is gone) and the buffers the kernel may still fill.
-    HARK_LOG_WARN("shard %u: %u connections still busy at shutdown", id().value(), live_.size());
+    (void)links_.release();
     (void)buffers_.release();
     return;
   }
+  replication_.reset();
+  move_copies_.reset();
+  links_.reset();  // Its links cancel their timers: while the reactor lives.
   buffers_.reset();
 }
 

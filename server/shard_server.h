@@ -69,9 +69,11 @@ struct ServerShared {
 //
 // Lifecycle: create() (on_start: accepting once shared.open_to_clients; the broker takes
 // operations from then on)
-// → stop() (on_stop: no more accepts, the listener closed, every connection answers what is
-// in flight and closes) → drain() (on_drained: whatever is still open is cancelled and freed;
-// the buffer ring goes). Closed connections are freed at the start of the next
+// → stop() (on_stop: no more accepts, the listener closed, the links shut, every connection
+// answers what is in flight and closes) → abort() (on_abort: whatever is still open is
+// cancelled, its requests in the broker too; every shard runs its loop, tasks included, while
+// busy(), so those cancellations complete) → drain() (on_drained: everything is freed, the
+// buffer ring too). Closed connections are freed at the start of the next
 // ring completion the shard handles (collect()), so no object is freed inside its own
 // callback. Control plane, apart from the connections' data path.
 class ShardServer final : private io::Completion {
@@ -85,7 +87,15 @@ class ShardServer final : private io::Completion {
 
   // On the shard (on_stop). Idempotent.
   void stop();
-  // On the shard (on_drained), after stop(): frees every connection and the buffer ring.
+  // On the shard (on_abort), after stop(): drops every connection still open (cancelling its
+  // request in the broker or at another node).
+  void abort();
+  // After abort(): something may still call back here (the kernel, the broker, another
+  // shard), or a connection or link is still open.
+  bool busy() const;
+  // On the shard (on_drained), after abort(): frees every connection and link and the buffer
+  // ring; if the shard is still busy() (the group's drain_timeout passed), logs it and leaves
+  // what may still be called back.
   void drain();
 
   // For this shard's connections.
