@@ -394,7 +394,10 @@ void ShardServer::abort() {
   live_.for_each([](Connection& connection) { connection.abort(); });
 }
 
-bool ShardServer::busy() const {
+bool ShardServer::busy() {
+  // Closed connections and links, stopped copies and fetchers leave their lists here, not when
+  // they finish: without it, one that finished after the last completion would count forever.
+  collect();
   // The broker's count covers the requests of connections and links, including those of links
   // already closed (LinkHub::link_closed cancelled them) and auto-commits.
   return !live_.empty() || accept_armed_ || (links_ != nullptr && links_->busy()) ||
@@ -404,7 +407,6 @@ bool ShardServer::busy() const {
 
 void ShardServer::drain() {
   abort();
-  collect();
   if (busy()) {
     // The group's drain_timeout passed: the kernel or the broker may still complete something.
     // Keep the objects (the connections are freed by the destructor, once the broker is

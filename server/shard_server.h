@@ -90,9 +90,10 @@ class ShardServer final : private io::Completion {
   // On the shard (on_abort), after stop(): drops every connection still open (cancelling its
   // request in the broker or at another node).
   void abort();
-  // After abort(): something may still call back here (the kernel, the broker, another
-  // shard), or a connection or link is still open.
-  bool busy() const;
+  // After abort(), from the loop (not from a callback): frees what is done (collect()), then
+  // true if something may still call back here (the kernel, the broker, another shard), or a
+  // connection or link is still open.
+  bool busy();
   // On the shard (on_drained), after abort(): frees every connection and link and the buffer
   // ring; if the shard is still busy() (the group's drain_timeout passed), logs it and leaves
   // what may still be called back.
