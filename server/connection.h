@@ -297,6 +297,16 @@ class Connection final : public ListHook<>,
   bool broker_busy() const {
     return op_busy_ || commit_busy_ || leave_busy_ || user_busy_ || forward_busy_ || figures_busy_;
   }
+  // What broker_busy() waits for (for the log of a shutdown that ran out of time), or "".
+  const char* broker_busy_with() const {
+    return op_busy_        ? "operation"
+           : commit_busy_  ? "auto-commit"
+           : leave_busy_   ? "leaving of its groups"
+           : user_busy_    ? "user command"
+           : forward_busy_ ? "forwarded request"
+           : figures_busy_ ? "figures"
+                           : "";
+  }
   // True while the kernel, the broker or the AuthPool may still call back: the connection
   // cannot close, migrate or be freed.
   bool busy() const { return recv_armed_ || hangup_armed_ || sender_.busy() || broker_busy(); }

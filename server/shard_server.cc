@@ -414,6 +414,10 @@ void ShardServer::drain() {
     HARK_LOG_WARN(
         "shard %u: still busy at shutdown (%u connections, %u broker operations); leaving them",
         id().value(), live_.size(), broker_.operations_in_flight());
+    live_.for_each([&](const Connection& connection) {
+      HARK_LOG_WARN("shard %u: connection %s still waits for its %s", id().value(),
+                    connection.peer(), connection.broker_busy_with());
+    });
     (void)move_copies_.release();
     (void)replication_.release();
     (void)links_.release();
