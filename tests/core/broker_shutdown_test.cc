@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -117,6 +118,23 @@ class BrokerShutdownTest : public ::testing::Test, private ShardHooks {
   std::unique_ptr<Broker> broker_;
   std::optional<uint32_t> owned_by_[2];
   uint32_t home_ = 0;
+  // With the poll's home on each shard in turn: start, stop, the poll finished before the
+  // teardown with nothing left in flight, then `check` of its answer.
+  void stop_from_each_home(const std::function<void()>& check) {
+    for (const uint32_t home : {0u, 1u}) {
+      SCOPED_TRACE("home shard " + std::to_string(home));
+      home_ = home;
+      stopped_other_ = false;
+      poll_.finished = false;
+      start();
+      stop();
+      EXPECT_TRUE(finished_before_teardown_);
+      EXPECT_EQ(in_flight_at_teardown_, 0u);
+      check();
+      std::filesystem::remove_all(directory_);
+    }
+  }
+
   bool cancel_at_abort_ = false;
   std::atomic<bool> stopped_other_{false};
   HookPoll poll_;
@@ -125,38 +143,20 @@ class BrokerShutdownTest : public ::testing::Test, private ShardHooks {
 };
 
 TEST_F(BrokerShutdownTest, APollOnItsWayToAnotherShardIsAnsweredBeforeTeardown) {
-  for (const uint32_t home : {0u, 1u}) {
-    SCOPED_TRACE("home shard " + std::to_string(home));
-    home_ = home;
-    stopped_other_ = false;
-    poll_.finished = false;
-    start();
-    stop();
-    EXPECT_TRUE(finished_before_teardown_);
-    EXPECT_EQ(in_flight_at_teardown_, 0u);
+  stop_from_each_home([&] {
     // Stopping: answered at once, empty, instead of parked.
     EXPECT_TRUE(poll_.status().ok()) << error_name(poll_.status().error());
     EXPECT_TRUE(poll_.result.messages.empty());
-    std::filesystem::remove_all(directory_);
-  }
+  });
 }
 
 TEST_F(BrokerShutdownTest, APollCancelledWhileTheShardsStopCompletesBeforeTeardown) {
   cancel_at_abort_ = true;
-  for (const uint32_t home : {0u, 1u}) {
-    SCOPED_TRACE("home shard " + std::to_string(home));
-    home_ = home;
-    stopped_other_ = false;
-    poll_.finished = false;
-    start();
-    stop();
-    EXPECT_TRUE(finished_before_teardown_);
-    EXPECT_EQ(in_flight_at_teardown_, 0u);
+  stop_from_each_home([&] {
     // Answered empty if it was back before the cancel, else the cancel's error.
     EXPECT_TRUE(poll_.status().ok() || poll_.status().error() == Error::disconnected)
         << error_name(poll_.status().error());
-    std::filesystem::remove_all(directory_);
-  }
+  });
 }
 
 }  // namespace
