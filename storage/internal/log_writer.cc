@@ -113,6 +113,7 @@ void LogWriter::stop() {
   timers_.cancel(flush_timer_);
   timers_.cancel(retry_timer_);
   timers_.cancel(sync_timer_);
+  timers_.cancel(index_timer_);
 }
 
 void LogWriter::kick() {
@@ -120,6 +121,7 @@ void LogWriter::kick() {
   timers_.cancel(flush_timer_);
   if (start_next()) return;
   sync_wanted_ = false;
+  index_wanted_ = false;
   if (failure_ != Error::ok) {
     HARK_LOG_INFO("partition %s: nothing left to write; appends are accepted again",
                   options_.directory);
@@ -155,7 +157,7 @@ bool LogWriter::start_for(Segment& segment) {
     }
   } else if (always() && segment.synced_bytes < segment.written_bytes) {
     start_sync(segment, OpKind::sync_log);  // After a failed sync rewound the written end.
-  } else if (segment.index_written < segment.index.size()) {
+  } else if (index_due(segment, sealed)) {
     start_write_index(segment);
   } else if ((sync_wanted_ || sealed) && segment.synced_bytes < segment.written_bytes) {
     start_sync(segment, OpKind::sync_log);
@@ -165,6 +167,22 @@ bool LogWriter::start_for(Segment& segment) {
     return prepare_ahead(segment);
   }
   return true;
+}
+
+bool LogWriter::index_due(const Segment& segment, bool sealed) {
+  const size_t unwritten = segment.index.size() - segment.index_written;
+  if (unwritten == 0) return false;
+  if (always() || sealed || sync_wanted_ || draining_ || index_wanted_ ||
+      unwritten >= index_staging_entries || !flush_waiters_.empty()) {
+    return true;
+  }
+  if (!index_timer_.armed()) arm(index_timer_, options_.flush_interval);
+  return false;
+}
+
+void LogWriter::index_due_now() {
+  index_wanted_ = true;
+  kick();
 }
 
 void LogWriter::start_write_durable(Segment& segment) {
@@ -265,6 +283,8 @@ void LogWriter::start_write_log(Segment& segment) {
 void LogWriter::start_write_index(Segment& segment) {
   const size_t count =
       std::min(segment.index.size() - segment.index_written, index_staging_entries);
+  // What the timer asked for is on its way; entries appended from now on wait for their own.
+  if (count == segment.index.size() - segment.index_written) index_wanted_ = false;
   for (size_t i = 0; i < count; i++) {
     encode_index_entry(
         segment.index[segment.index_written + i],

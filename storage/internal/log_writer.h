@@ -21,6 +21,15 @@ namespace hark::storage::internal {
 // crash cannot keep a later segment and lose an earlier one; within a segment, the index is
 // written after the data it describes.
 //
+// The index is a cache recovery rebuilds from the .log, so outside `always` its entries are
+// not written after every data write: they wait until the segment seals, a sync or flush is
+// wanted, a staging buffer's worth is unwritten, or flush_interval passed. A producer waits for
+// its data write only; a second write per send (another io-wq round trip, on file systems
+// that run buffered writes off the submitting thread) would cost every send a wake-up for
+// nothing it needs. Under `always` each durable write is still followed by its index entries,
+// so recovery can tell damage in an acknowledged message from a torn tail (the index reaches
+// it).
+//
 // Under `memory` it starts when flush_bytes are unwritten or flush_interval after the first
 // unwritten byte; under every other policy as soon as bytes are appended and no operation is in
 // flight, because the producer waits for the write: appends that arrive while an operation is
@@ -135,6 +144,10 @@ class LogWriter final : public io::Completion {
   uint64_t prepare_cap(const Segment& segment) const;
   bool reserve_refused(InFlight& op, int32_t result);
   bool prepare_ahead(Segment& segment);
+  // Whether `segment`'s unwritten index entries are written now; if not, the index timer is
+  // armed to write them later.
+  bool index_due(const Segment& segment, bool sealed);
+  void index_due_now();
   void start_write_index(Segment& segment);
   void start_sync(Segment& segment, OpKind kind);
   void applied(InFlight& op, uint64_t result);
@@ -162,11 +175,13 @@ class LogWriter final : public io::Completion {
   InFlight in_flight_;
   IntrusiveList<FlushCompletion, FlushTag> flush_waiters_;
   bool sync_wanted_ = false;
-  bool draining_ = false;  // No pre-writing ahead while a close or flush drains the writer.
+  bool draining_ = false;      // No pre-writing ahead while a close or flush drains the writer.
+  bool index_wanted_ = false;  // The index timer fired: write every index entry out.
   Error failure_ = Error::ok;
   ActionTimer flush_timer_{*this, &LogWriter::kick};
   ActionTimer retry_timer_{*this, &LogWriter::kick};
   ActionTimer sync_timer_{*this, &LogWriter::sync_due};
+  ActionTimer index_timer_{*this, &LogWriter::index_due_now};
   std::array<std::byte, index_staging_entries * index_entry_bytes> index_staging_{};
 };
 

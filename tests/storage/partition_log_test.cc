@@ -6,6 +6,10 @@
 // always_test.cc and the model test.
 #include "hark/storage/partition_log.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "hark/core/base/message_layout.h"
@@ -169,8 +173,69 @@ TEST(PartitionLog, BackgroundWritesStartAtTheByteThresholdOrAfterTheInterval) {
   EXPECT_GT(harness.disk.pending(), 0u);  // Over the threshold: at once.
   harness.disk.drive_all();
   EXPECT_EQ(log.unwritten_bytes(), 0u);
+  // The index entries follow on the interval too (a cache recovery rebuilds).
+  harness.advance(options.flush_interval + 1ms);
+  harness.disk.drive_all();
   EXPECT_EQ(harness.disk.bytes(harness.options.directory + "/00000000000000000000.index").size(),
             11u * 16);
+}
+
+// Outside `always` a producer waits for its data write only: the index entries that describe
+// it are written after flush_interval, at a seal, or on a flush, never one write per send.
+TEST(PartitionLog, IndexEntriesWaitForTheIntervalTheSealOrAFlushOutsideAlways) {
+  LogOptions options;
+  options.durability = Durability::write;
+  options.segment_bytes_max = 4096;
+  LogHarness harness(options);
+  PartitionLog& log = harness.reopen();
+  const std::string index = harness.options.directory + "/00000000000000000000.index";
+  for (int send = 0; send < 3; send++) {
+    ASSERT_TRUE(log.append(make_batch(1, "s", 100), 1).ok());
+    EXPECT_EQ(harness.disk.drive_all(), 1u) << send;  // The data write alone.
+  }
+  EXPECT_EQ(log.next_offset(), Offset(3));  // Committed without their index entries.
+  EXPECT_EQ(harness.disk.bytes(index).size(), 0u);
+  harness.advance(options.flush_interval + 1ms);
+  EXPECT_EQ(harness.disk.drive_all(), 1u);  // One write for the three entries.
+  EXPECT_EQ(harness.disk.bytes(index).size(), 3u * 16);
+
+  ASSERT_TRUE(log.append(make_batch(1, "s", 100), 1).ok());
+  harness.disk.drive_all();
+  EXPECT_EQ(harness.disk.bytes(index).size(), 3u * 16);
+  ASSERT_TRUE(log.flush(false).ok());
+  EXPECT_EQ(harness.disk.bytes(index).size(), 4u * 16);  // A flush writes them at once.
+
+  // A seal writes the sealed segment's entries before anything of the next segment.
+  std::vector<std::string> logs;
+  for (int send = 0; send < 100 && logs.size() < 2; send++) {
+    ASSERT_TRUE(log.append(make_batch(1, "s", 100), 1).ok());
+    harness.disk.drive_all();
+    logs.clear();
+    const auto listed = harness.disk.list(harness.options.directory);
+    ASSERT_TRUE(listed.ok());
+    for (const std::string& path : *listed) {
+      const std::string name = path.substr(path.rfind('/') + 1);
+      if (name.ends_with(".log")) logs.push_back(name);
+    }
+  }
+  ASSERT_EQ(logs.size(), 2u);
+  std::sort(logs.begin(), logs.end());
+  const uint64_t second_start = std::stoull(logs[1].substr(0, 20));
+  EXPECT_EQ(harness.disk.bytes(index).size(), second_start * 16);
+}
+
+// Under `always` every durable write is followed by its index entries, so recovery can tell
+// damage in an acknowledged message from a torn tail.
+TEST(PartitionLog, IndexEntriesFollowEachDurableWriteUnderAlways) {
+  LogOptions options;
+  options.durability = Durability::always;
+  LogHarness harness(options);
+  PartitionLog& log = harness.reopen();
+  ASSERT_TRUE(log.append(make_batch(2, "s", 100), 2).ok());
+  harness.disk.drive_all();
+  EXPECT_EQ(log.next_offset(), Offset(2));
+  EXPECT_EQ(harness.disk.bytes(harness.options.directory + "/00000000000000000000.index").size(),
+            2u * 16);
 }
 
 TEST(PartitionLog, IntervalDurabilitySyncsOnItsTimer) {

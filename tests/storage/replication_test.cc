@@ -311,7 +311,8 @@ TEST(ReplicatedLog, BytesAFollowerHoldsAreNeverWrittenOverAfterARollBack) {
   replicas.leader.disk.fail_next_write(ENOSPC);
   replicas.leader.disk.drive_all();  // The write fails: both messages are rolled back.
   ASSERT_EQ(replicas.leader.log().appended_end(), Offset(1));
-  replicas.leader.advance(std::chrono::seconds(5));  // The retry finds nothing to write.
+  replicas.leader.advance(std::chrono::seconds(5));  // The retry writes the first index entry.
+  replicas.leader.disk.drive_all();
   ASSERT_TRUE(replicas.leader.log().append(make_batch(3, "zzzz"), 3).ok());
   const std::vector<std::byte> after(fetched.held.bytes().begin(), fetched.held.bytes().end());
   EXPECT_EQ(after, before);
