@@ -50,6 +50,9 @@ struct ReactorCounters {
   // Times the ring was entered in mid-iteration to send what was queued before the tasks of
   // post_after_submit() ran.
   uint64_t early_submits = 0;
+  // Times the shard gave up its CPU after an early submit, so that what it woke could run
+  // before the acknowledgements (sched_yield; at once when nothing else is runnable).
+  uint64_t yields = 0;
 };
 
 // One shard's event loop: its io_uring, timer wheel, Inbox and SleepGate. Created on the shard
@@ -83,7 +86,8 @@ class Reactor {
   // tasks already posted to this shard, and only once what they queued on the ring has been
   // handed to the kernel (Ring::submit). The wait path acknowledges appends through it, so a
   // woken consumer's answer is sent in an io_uring_enter of its own, before its producer's
-  // acknowledgement is even built (docs/long-polling.md).
+  // acknowledgement is even built, and the shard yields its CPU in between, so a consumer woken
+  // onto it runs before the acknowledgement is sent (docs/long-polling.md).
   void post_after_submit(Task& task);
 
   // Pushes what post() has queued so far now, instead of at the end of the iteration. For

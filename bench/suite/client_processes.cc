@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -148,6 +149,7 @@ bool RoleProcess::spawn(const std::vector<std::string>& args, const cpu_set_t& c
 // What one target collected in one placement, over its blocks.
 struct Cell {
   std::vector<double> samples_us;
+  std::vector<double> ack_us;  // The producer's send → its acknowledgement.
   size_t wakes = 0;
   int64_t server_cpu_ns = 0;
   bool cpu_known = true;
@@ -156,16 +158,21 @@ struct Cell {
   uint64_t empty = 0;
 };
 
-// Reads "switches N" (the last line) and, from a consumer, its samples and "empty N" before.
-bool read_results(RoleProcess& role, Cell& cell, std::vector<double>* samples) {
+// Reads "switches N" (the last line) and before it, from a consumer, its samples and "empty N",
+// from a producer its "ack µs" lines.
+bool read_results(RoleProcess& role, Cell& cell, std::vector<double>* samples,
+                  std::vector<double>* acks = nullptr) {
   std::string line;
   while (role.read_line(line)) {
     long long value = 0;
+    double ack = 0;
     if (std::sscanf(line.c_str(), "switches %lld", &value) == 1) {
       cell.client_switches += value;
       return true;
     }
-    if (std::sscanf(line.c_str(), "empty %lld", &value) == 1) {
+    if (std::sscanf(line.c_str(), "ack %lf", &ack) == 1) {
+      if (acks != nullptr) acks->push_back(ack);
+    } else if (std::sscanf(line.c_str(), "empty %lld", &value) == 1) {
       cell.empty += static_cast<uint64_t>(value);
     } else if (samples != nullptr) {
       samples->push_back(std::strtod(line.c_str(), nullptr));
@@ -205,7 +212,8 @@ bool run_block(const ProcessTarget& target, const Placement& placement, int coun
   const CpuWindow cpu(target.pid);
   const int64_t switches = process_context_switches(target.pid);
   std::vector<double> samples;
-  bool ok = producer.write_line("go\n") && read_results(producer, cell, nullptr) &&
+  std::vector<double> acks;
+  bool ok = producer.write_line("go\n") && read_results(producer, cell, nullptr, &acks) &&
             read_results(consumer, cell, &samples);
   const int64_t cpu_ns = cpu.used_ns();
   const int64_t switches_after = process_context_switches(target.pid);
@@ -217,11 +225,25 @@ bool run_block(const ProcessTarget& target, const Placement& placement, int coun
   cell.server_cpu_ns += std::max<int64_t>(cpu_ns, 0);
   cell.server_switches += switches >= 0 && switches_after >= 0 ? switches_after - switches : 0;
   samples = without_warmup(std::move(samples));
+  acks = without_warmup(std::move(acks));
+  cell.ack_us.insert(cell.ack_us.end(), acks.begin(), acks.end());
   cell.samples_us.insert(cell.samples_us.end(), samples.begin(), samples.end());
   if (!ok)
     std::fprintf(stderr, "%s, %s: a block failed\n", target.label().c_str(),
                  placement.name.c_str());
   return ok;
+}
+
+// "p50 X µs, p99 Y µs" of `samples` (sorted here).
+std::string p50_p99(std::vector<double>& samples) {
+  if (samples.empty()) return "?";
+  std::sort(samples.begin(), samples.end());
+  const auto at = [&](double q) {
+    return samples[std::min(samples.size() - 1, static_cast<size_t>(q * samples.size()))];
+  };
+  char text[64];
+  std::snprintf(text, sizeof text, "p50 %.1f µs, p99 %.1f µs", at(0.50), at(0.99));
+  return text;
 }
 
 std::string per_wake(int64_t total, size_t wakes) {
@@ -244,7 +266,7 @@ const Row& add_row(Report& report, const ProcessTarget& target, const Placement&
        .notes = "gap " + std::to_string(gap.count()) + " µs; context switches per wake: server " +
                 (pinned ? per_wake(cell.server_switches, wakes) : "?") + ", clients " +
                 per_wake(cell.client_switches, wakes) + "; " + std::to_string(cell.empty) +
-                " empty waits"});
+                " empty waits; acknowledgement " + p50_p99(cell.ack_us)});
 }
 
 void ratio_notes(Report& report, const std::string& placement,

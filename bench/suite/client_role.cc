@@ -15,6 +15,7 @@
 #include "hark/bench/peers/peer_measures.h"
 #include "hark/bench/peers/redis.h"
 #include "hark/bench/suite/hark_link.h"
+#include "hark/bench/suite/net.h"
 #include "hark/bench/suite/process_stats.h"
 
 namespace hark::bench {
@@ -186,11 +187,16 @@ bool produce(RoleClient& client, const RoleArgs& args) {
     return false;
   }
   const int64_t switches = process_context_switches(::getpid());
+  std::vector<double> ack_us;
   bool ok = true;
   for (int i = 0; i < args.count && ok; i++) {
     std::this_thread::sleep_for(args.gap);
+    // From just before the stamp to the parsed acknowledgement: what the producer waits.
+    const SteadyClock::time_point sent = SteadyClock::now();
     ok = client.send_stamped();
+    ack_us.push_back(micros_between(sent, SteadyClock::now()));
   }
+  for (const double sample : ack_us) std::printf("ack %.3f\n", sample);
   std::printf("switches %lld\n",
               static_cast<long long>(process_context_switches(::getpid()) - switches));
   return ok;
