@@ -149,7 +149,6 @@ size_t Reactor::run_after_submit(Outbox later) {
     // of µs on a VM (docs/bench.md, "The woken consumer runs before the acknowledgement").
     // Yielding lets it run first; with nothing else runnable on this CPU it returns at once.
     ::sched_yield();
-    counters_.yields++;
   }
   inbox_.push_chain(*later.first, *later.last);
   return run_inbox();

@@ -48,11 +48,9 @@ struct ReactorCounters {
   uint64_t tasks_run = 0;
   uint64_t wakes_sent = 0;  // eventfd writes this shard made to wake others.
   // Times the ring was entered in mid-iteration to send what was queued before the tasks of
-  // post_after_submit() ran.
+  // post_after_submit() ran; the shard yields its CPU after each (sched_yield), so that what
+  // the send woke can run before those tasks.
   uint64_t early_submits = 0;
-  // Times the shard gave up its CPU after an early submit, so that what it woke could run
-  // before the acknowledgements (sched_yield; at once when nothing else is runnable).
-  uint64_t yields = 0;
 };
 
 // One shard's event loop: its io_uring, timer wheel, Inbox and SleepGate. Created on the shard

@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +21,7 @@
 #include "hark/bench/suite/echo.h"
 #include "hark/bench/suite/hark_link.h"
 #include "hark/bench/suite/process_stats.h"
+#include "hark/bench/support/latency.h"
 
 namespace hark::bench {
 namespace {
@@ -237,12 +237,9 @@ bool run_block(const ProcessTarget& target, const Placement& placement, int coun
 // "p50 X µs, p99 Y µs" of `samples` (sorted here).
 std::string p50_p99(std::vector<double>& samples) {
   if (samples.empty()) return "?";
-  std::sort(samples.begin(), samples.end());
-  const auto at = [&](double q) {
-    return samples[std::min(samples.size() - 1, static_cast<size_t>(q * samples.size()))];
-  };
+  const Percentiles percentiles = summarize(samples);
   char text[64];
-  std::snprintf(text, sizeof text, "p50 %.1f µs, p99 %.1f µs", at(0.50), at(0.99));
+  std::snprintf(text, sizeof text, "p50 %.1f µs, p99 %.1f µs", percentiles.p50, percentiles.p99);
   return text;
 }
 

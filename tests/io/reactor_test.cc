@@ -152,15 +152,12 @@ TEST(Reactor, ATaskPostedAfterSubmitRunsOnceWhatTheTasksBeforeItQueuedWasSent) {
   // Sent before the check ran: the ring was entered in mid-iteration, not at its next run.
   EXPECT_TRUE(check.arrived);
   EXPECT_EQ(reactor->counters().early_submits, 1u);
-  // And the shard gave its CPU to whatever the send woke before the check ran.
-  EXPECT_EQ(reactor->counters().yields, 1u);
   // With nothing queued, a task after submit neither enters the kernel nor yields.
   order.clear();
   reactor->post_after_submit(check);
   reactor->run_once(false);
   EXPECT_EQ(order, (std::vector<char>{'c'}));
   EXPECT_EQ(reactor->counters().early_submits, 1u);
-  EXPECT_EQ(reactor->counters().yields, 1u);
   test::run_until(reactor->ring(), send.sent, 1);
   EXPECT_EQ(send.sent.results[0], 1);
   ::close(fds[0]);
