@@ -9,7 +9,21 @@
 
 namespace hark::storage {
 
-// A heap block of message bytes shared by a partition log and its readers.
+// Where a chunk's bytes come from (Chunk::create).
+enum class ChunkMemory : uint8_t {
+  // operator new: pages become resident only as bytes are written, so a partition holding one
+  // message costs a page, not the chunk.
+  heap,
+  // A 2 MiB block advised for a transparent huge page, kept warm in a per-thread cache of
+  // Chunk::cached_blocks_max blocks. One page fault and no page-by-page zeroing per chunk: for a
+  // partition that fills chunks fast (Segment::add_chunk decides), faulting 4 KiB pages in was a
+  // fifth of the shard's time (docs/bench.md §Throughput and huge pages). The chunk's capacity
+  // becomes the whole block, so only a capacity from half a block to the block gets one; others
+  // get heap memory.
+  huge_page,
+};
+
+// A block of message bytes shared by a partition log and its readers.
 //
 // The owner shard fills a chunk front to back; bytes it has committed are never written again,
 // so a reader on any thread may read them while the owner appends further bytes behind them
@@ -21,8 +35,9 @@ namespace hark::storage {
 // caller already holds a reference); release() is acq_rel, so the thread that drops the last
 // reference sees every write made before any other release. The chunk is a self-contained block
 // with no pointer into its log, and the allocator is thread-safe (mimalloc, glibc), so the
-// final free may run on whichever shard drops the last reference: nothing bounces back.
-// Data plane; one allocation per chunk (about 1 MiB), never per message.
+// final free may run on whichever shard drops the last reference: nothing bounces back (a
+// huge-page block goes to that thread's cache).
+// Data plane; one allocation per chunk (1-2 MiB), never per message.
 //
 // The bytes are aligned for O_DIRECT: data() is a multiple of chunk_alignment and the block
 // holds data() + aligned_capacity() bytes (capacity rounded up to chunk_alignment), so a
@@ -31,9 +46,15 @@ namespace hark::storage {
 class Chunk {
  public:
   static constexpr size_t chunk_alignment = 4096;
+  static constexpr size_t huge_page_bytes = 2u << 20;
+  // Huge-page blocks a thread keeps for reuse once their chunks are released there (8 MiB).
+  static constexpr size_t cached_blocks_max = 4;
 
-  // A chunk of `capacity` bytes holding one reference (the caller's). Requires: capacity > 0.
-  static Chunk* create(size_t capacity);
+  // A chunk of at least `capacity` bytes holding one reference (the caller's); capacity() tells
+  // how many. Requires: capacity > 0.
+  static Chunk* create(size_t capacity, ChunkMemory memory = ChunkMemory::heap);
+  // Huge-page blocks in the calling thread's cache.
+  static size_t cached_blocks_for_test();
 
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
@@ -41,6 +62,7 @@ class Chunk {
   std::byte* data() { return data_; }
   const std::byte* data() const { return data_; }
   size_t capacity() const { return capacity_; }
+  ChunkMemory memory() const { return memory_; }
   static size_t aligned(size_t bytes) {
     return (bytes + chunk_alignment - 1) / chunk_alignment * chunk_alignment;
   }
@@ -52,12 +74,14 @@ class Chunk {
   uint32_t refs_for_test() const { return refs_.load(std::memory_order_relaxed); }
 
  private:
-  Chunk(std::byte* data, size_t capacity) : data_(data), capacity_(capacity) {}
+  Chunk(std::byte* data, size_t capacity, ChunkMemory memory)
+      : data_(data), capacity_(capacity), memory_(memory) {}
   ~Chunk() = default;
 
   std::atomic<uint32_t> refs_{1};
   std::byte* data_;
   size_t capacity_;
+  ChunkMemory memory_;
 };
 
 // One counted reference to a Chunk. Move-only; copy() takes another reference explicitly, so a

@@ -49,7 +49,8 @@ Result<std::span<std::byte>> PartitionLog::copy_in(std::span<const std::byte> me
   }
   if (may_roll) HARK_TRY(maybe_roll(bytes));
   Segment& segment = *segments_.back();
-  const std::span<std::byte> target = segment.reserve(bytes, options_.chunk_bytes, accounts_);
+  const std::span<std::byte> target =
+      segment.reserve(bytes, options_.chunk_bytes, timer_clock_, accounts_);
   std::memcpy(target.data(), messages.data(), static_cast<size_t>(bytes));
   return target;
 }

@@ -225,7 +225,7 @@ void PartitionLog::roll_back_to(Offset cut) {
   // A follower may hold the bytes cut (an appended read): they are never written over, so new
   // appends go to a fresh chunk (the block they share copied).
   if (served_end_ > cut && !active.chunks.empty()) {
-    active.add_chunk(options_.chunk_bytes, accounts_);
+    active.add_chunk(options_.chunk_bytes, timer_clock_, accounts_);
   }
   appended_end_ = cut;
   window_.cut(cut);

@@ -31,25 +31,29 @@ const ChunkSlot* Segment::slot_at(uint64_t position) const {
   return &slot;
 }
 
-std::span<std::byte> Segment::reserve(uint64_t bytes, uint64_t chunk_bytes, Accounts& accounts) {
+std::span<std::byte> Segment::reserve(uint64_t bytes, uint64_t chunk_bytes, const Clock& clock,
+                                      Accounts& accounts) {
   HARK_ASSERT(!sealed);
   HARK_ASSERT(bytes > 0);
   if (chunks.empty() ||
       chunks.back().lead + chunks.back().used + bytes > chunks.back().chunk->capacity()) {
-    add_chunk(std::max(chunk_bytes, bytes), accounts);
+    add_chunk(std::max(chunk_bytes, bytes), clock, accounts);
   }
   ChunkSlot& tail = chunks.back();
   HARK_ASSERT(tail.position + tail.used == size_bytes);
   return {tail.at(size_bytes), static_cast<size_t>(bytes)};
 }
 
-void Segment::add_chunk(uint64_t bytes, Accounts& accounts) {
+void Segment::add_chunk(uint64_t bytes, const Clock& clock, Accounts& accounts) {
   const uint64_t lead = size_bytes % direct_block_bytes;
-  const uint64_t capacity = lead + bytes;
+  const Instant now = clock.monotonic_now();
+  const bool streaming = !chunks.empty() && now - chunks.back().made <= streaming_fill_max;
+  const ChunkMemory memory = streaming ? ChunkMemory::huge_page : ChunkMemory::heap;
   ChunkSlot slot{.position = size_bytes,
-                 .chunk = ChunkRef(Chunk::create(static_cast<size_t>(capacity))),
+                 .chunk = ChunkRef(Chunk::create(static_cast<size_t>(lead + bytes), memory)),
                  .used = 0,
-                 .lead = lead};
+                 .lead = lead,
+                 .made = now};
   const uint64_t block_start = size_bytes - lead;
   if (lead > 0 && !chunks.empty()) {
     // The tail slot ends at size_bytes and its chunk holds its whole first block, so it holds
@@ -60,8 +64,8 @@ void Segment::add_chunk(uint64_t bytes, Accounts& accounts) {
   } else {
     slot.lead_missing = lead > 0;
   }
+  accounts.memory_bytes += slot.chunk->capacity();
   chunks.push_back(std::move(slot));
-  accounts.memory_bytes += capacity;
 }
 
 void Segment::commit(uint64_t bytes) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hark/core/base/clock.h"
 #include "hark/core/base/units.h"
 #include "hark/storage/chunk.h"
 #include "hark/storage/disk.h"
@@ -27,6 +28,7 @@ struct ChunkSlot {
   uint64_t used = 0;
   uint64_t lead = 0;
   bool lead_missing = false;
+  Instant made{};  // When add_chunk() made it (monotonic).
 
   // Where file position `at_position` is in the chunk. Requires:
   // position - lead <= at_position <= position + used.
@@ -100,16 +102,24 @@ struct Segment {
 
   // Space for `bytes` more at the end of the segment: the tail chunk if they fit, else a new
   // chunk of max(chunk_bytes, bytes). commit() makes them part of the segment.
-  std::span<std::byte> reserve(uint64_t bytes, uint64_t chunk_bytes, Accounts& accounts);
+  std::span<std::byte> reserve(uint64_t bytes, uint64_t chunk_bytes, const Clock& clock,
+                               Accounts& accounts);
   void commit(uint64_t bytes);
-  // A new tail chunk for `bytes` after its lead (ChunkSlot), the lead copied from the last.
-  void add_chunk(uint64_t bytes, Accounts& accounts);
+  // A new tail chunk for at least `bytes` after its lead (ChunkSlot), the lead copied from the
+  // last. Its memory is ChunkMemory::huge_page when the last chunk was made within
+  // streaming_fill_max (the partition is streaming: this one will fill too), else heap memory,
+  // so a slow or idle partition keeps costing only the pages it has written.
+  void add_chunk(uint64_t bytes, const Clock& clock, Accounts& accounts);
 
   // Drops every chunk (the segment leaves the log, or the log closes).
   void release_chunks(Accounts& accounts);
 };
 
 using Segments = std::deque<std::unique_ptr<Segment>>;
+
+// A segment's next chunk gets huge-page memory when its last one was made at most this long
+// before: the partition takes in at least a chunk's bytes (1 MiB by default) a second.
+constexpr Duration streaming_fill_max = std::chrono::seconds(1);
 
 // Drops the oldest chunks whose bytes are on disk (written; also synced when `synced_only`),
 // never the tail chunk of the active segment, until the log holds at most `memory_bytes_max`.
