@@ -1,17 +1,19 @@
 #!/bin/sh
-# Installs what `hark-bench peers` and `hark-bench plot` use, from Debian: redis-server (Redis
-# Streams), nats-server (NATS JetStream) and gnuplot-nox (the PNG plots). Idempotent: installs
-# only what is missing. The bench starts its own servers on loopback ports with temporary
-# state; it never uses a service the package may have started (Debian's redis on 6379).
+# Installs what `hark-bench peers`, `throughput` and `plot` use, from Debian: redis-server (Redis
+# Streams), nats-server (NATS JetStream), iperf3 (the wire's ceiling in the throughput rows)
+# and gnuplot-nox (the PNG plots). Idempotent: installs only what is missing. The bench starts
+# its own servers on loopback ports with temporary state; it never uses a service the package
+# may have started (Debian's redis on 6379, or an iperf3 daemon).
 # Run as root, or with sudo available.
 set -eu
 
 missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 command -v nats-server >/dev/null 2>&1 || missing="$missing nats-server"
+command -v iperf3 >/dev/null 2>&1 || missing="$missing iperf3"
 command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox"
 if [ -z "$missing" ]; then
-  echo "bench peers: redis-server, nats-server and gnuplot are installed"
+  echo "bench peers: redis-server, nats-server, iperf3 and gnuplot are installed"
   exit 0
 fi
 
