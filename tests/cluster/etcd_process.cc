@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include <netinet/in.h>
@@ -94,11 +96,19 @@ std::string EtcdProcess::start(const Tls* tls) {
   std::string pattern = (std::filesystem::temp_directory_path() / "hark-etcd-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) return "mkdtemp failed";
   directory_ = pattern;
-  url_ = (tls == nullptr ? "http://" : "https://") + std::string("127.0.0.1:") +
-         std::to_string(free_port());
-  peer_url_ = "http://127.0.0.1:" + std::to_string(free_port());
-  if (std::string failed = spawn(); !failed.empty()) return failed;
-  if (std::string failed = wait_answers("", ""); !failed.empty()) return failed;
+  // The ports are free when chosen, but another test's process may bind one before etcd does;
+  // etcd then exits at once, and a fresh pair on a fresh data directory is tried.
+  for (int attempt = 1;; attempt++) {
+    url_ = (tls == nullptr ? "http://" : "https://") + std::string("127.0.0.1:") +
+           std::to_string(free_port());
+    peer_url_ = "http://127.0.0.1:" + std::to_string(free_port());
+    if (std::string failed = spawn(); !failed.empty()) return failed;
+    const std::string failed = wait_answers("", "");
+    if (failed.empty()) break;
+    if (pid_ > 0 || attempt == 3) return failed;  // Running but silent, or out of attempts.
+    std::error_code ignored;
+    std::filesystem::remove_all(directory_ + "/data", ignored);
+  }
   for (const std::string& step :
        {std::string("user add root:root-secret"), std::string("role add harkd"),
         std::string("role grant-permission harkd --prefix=true readwrite /hark/"),
@@ -140,7 +150,7 @@ std::string EtcdProcess::spawn() {
 }
 
 std::string EtcdProcess::wait_answers(const std::string& as_user,
-                                      const std::string& with_password) const {
+                                      const std::string& with_password) {
   server::cluster::GatewayOptions probing{
       .endpoints = {url_}, .user = as_user, .password = with_password};
   if (tls_ != nullptr) {
@@ -149,10 +159,29 @@ std::string EtcdProcess::wait_answers(const std::string& as_user,
     probing.key_file = tls_->client_key;
   }
   auto probe = *server::cluster::EtcdGateway::create(probing);
-  if (!wait_until([&] { return probe->range("/hark/", true).ok(); })) {
-    return "etcd did not answer on " + url_ + " (log: " + directory_ + "/etcd.log)";
+  bool exited = false;
+  if (wait_until([&] {
+        exited = ::waitpid(pid_, nullptr, WNOHANG) == pid_;
+        return exited || probe->range("/hark/", true).ok();
+      }) &&
+      !exited) {
+    return "";
   }
-  return "";
+  if (exited) pid_ = -1;  // Reaped.
+  return std::string(exited ? "etcd exited before it answered on " : "etcd did not answer on ") +
+         url_ + "; the end of its log:\n" + log_tail();
+}
+
+std::string EtcdProcess::log_tail() const {
+  std::ifstream log(directory_ + "/etcd.log");
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(log, line);) {
+    lines.push_back(line);
+    if (lines.size() > 5) lines.pop_front();
+  }
+  std::string tail;
+  for (const std::string& line : lines) tail += line + "\n";
+  return tail;
 }
 
 }  // namespace hark::test

@@ -48,8 +48,11 @@ class EtcdProcess {
   std::vector<std::string> arguments() const;
   // Forks and execs etcd with arguments(); empty on success.
   std::string spawn();
-  // Waits until a read through the gateway succeeds (as `user`, when not empty).
-  std::string wait_answers(const std::string& user, const std::string& password) const;
+  // Waits until a read through the gateway succeeds (as `user`, when not empty) or etcd exits
+  // (reaped: pid_ is then -1); empty on success.
+  std::string wait_answers(const std::string& user, const std::string& password);
+  // The last lines of etcd's log, for a failure's message (the directory goes with the test).
+  std::string log_tail() const;
 
   const Tls* tls_ = nullptr;
   pid_t pid_ = -1;

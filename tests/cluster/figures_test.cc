@@ -58,15 +58,7 @@ class ClusterFigures : public ::testing::Test {
     }
   }
 
-  void TearDown() override {
-    for (uint32_t id = 1; id <= 3; id++) {
-      if (!cluster_.node(id).running()) continue;
-      ::kill(cluster_.node(id).pid(), SIGCONT);
-      const ProcessExit exit = cluster_.node(id).stop();
-      EXPECT_TRUE(exit.clean()) << "node " << id << ": " << describe(exit) << "\n"
-                                << cluster_.node(id).stderr_tail();
-    }
-  }
+  void TearDown() override { EXPECT_EQ(cluster_.stop_all(), ""); }
 
   // Partition p gets p + 1 messages, each sent through a node that does not own it.
   void send_spread() {

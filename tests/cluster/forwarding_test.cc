@@ -66,13 +66,7 @@ class HarkdForwarding : public ::testing::Test {
 
   // Every node stops cleanly (exit 0: links, forwarded requests and tables torn down in
   // order; under ASan, without a report).
-  void TearDown() override {
-    for (uint32_t id = 1; id <= 3; id++) {
-      const ProcessExit exit = cluster_.node(id).stop();
-      EXPECT_TRUE(exit.clean()) << "node " << id << ": " << describe(exit) << "\n"
-                                << cluster_.node(id).stderr_tail();
-    }
-  }
+  void TearDown() override { EXPECT_EQ(cluster_.stop_all(), ""); }
 
   void create_topic(uint32_t id) {
     ASSERT_TRUE(clients_[id]->create_stream({.name = "s"}).ok());

@@ -61,12 +61,7 @@ class ClusterGroups : public ::testing::Test {
 
   void TearDown() override {
     members_.clear();
-    for (uint32_t id = 1; id <= 3; id++) {
-      if (!cluster_.node(id).running()) continue;
-      const ProcessExit exit = cluster_.node(id).stop();
-      EXPECT_TRUE(exit.clean()) << "node " << id << ": " << describe(exit) << "\n"
-                                << cluster_.node(id).stderr_tail();
-    }
+    EXPECT_EQ(cluster_.stop_all(), "");
   }
 
   static protocol::JoinConsumerGroupRequest join() {

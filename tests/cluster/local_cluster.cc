@@ -65,6 +65,20 @@ HarkdProcess& LocalCluster::node(uint32_t id) { return *runs_.at(id - 1).back();
 
 void LocalCluster::kill(uint32_t id) { node(id).signal(SIGKILL); }
 
+std::string LocalCluster::stop_all() {
+  std::string unclean;
+  for (uint32_t id = 1; id <= runs_.size(); id++) {
+    if (runs_[id - 1].empty() || !node(id).running()) continue;
+    ::kill(node(id).pid(), SIGCONT);
+    const ProcessExit exit = node(id).stop();
+    if (!exit.clean()) {
+      unclean += "node " + std::to_string(id) + ": " + describe(exit) + "\n" +
+                 node(id).stderr_tail() + "\n";
+    }
+  }
+  return unclean;
+}
+
 std::string LocalCluster::restart(uint32_t id) {
   return start_node(id, runs_.at(id - 1).front()->data_directory());
 }

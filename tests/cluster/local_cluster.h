@@ -80,6 +80,10 @@ class LocalCluster {
   HarkdProcess& node(uint32_t id);
   // SIGKILL, reaped before it returns.
   void kill(uint32_t id);
+  // Stops every node process still running (SIGCONT first, for one a test left SIGSTOPped) and
+  // says how each that did not exit cleanly ended, with its stderr tail; empty if all did. A
+  // node the test killed, or one that never started, is skipped: a test's TearDown.
+  std::string stop_all();
   // Starts a killed or stopped node again on its data directory; empty on success.
   std::string restart(uint32_t id);
   // The address the node's current process listens on for links (from its "node links on"

@@ -78,13 +78,7 @@ class HarkdMoveCopy : public ::testing::Test {
     ASSERT_NE(owner_, 0u);
   }
 
-  void TearDown() override {
-    for (uint32_t id = 1; id <= 3; id++) {
-      const ProcessExit exit = cluster_.node(id).stop();
-      EXPECT_TRUE(exit.clean()) << "node " << id << ": " << describe(exit) << "\n"
-                                << cluster_.node(id).stderr_tail();
-    }
-  }
+  void TearDown() override { EXPECT_EQ(cluster_.stop_all(), ""); }
 
   // Any node but `node` (the entry for sends during a drain).
   static uint32_t other_than(uint32_t node) { return node == 1 ? 2 : 1; }

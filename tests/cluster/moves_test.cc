@@ -42,13 +42,7 @@ class HarkdMoves : public ::testing::Test {
     ASSERT_EQ(cluster_.owner_of(0, 0, p_), a);
   }
 
-  void TearDown() override {
-    for (uint32_t id = 1; id <= 3; id++) {
-      const ProcessExit exit = cluster_.node(id).stop();
-      EXPECT_TRUE(exit.clean()) << "node " << id << ": " << describe(exit) << "\n"
-                                << cluster_.node(id).stderr_tail();
-    }
-  }
+  void TearDown() override { EXPECT_EQ(cluster_.stop_all(), ""); }
 
   // The controller's commit of a move of p_ to `to`, as node_agent.cc writes it (without the
   // move key and the copy: the partition holds nothing).
