@@ -403,6 +403,7 @@ void BrokerShard::shut_down_waits() {
 void BrokerShard::release_partitions() {
   HARK_ASSERT(on_own_thread());
   shutting_down_ = true;
+  if (coordinator_ != nullptr) coordinator_->stop_waiting();
   for (auto& [key, partition] : owned_) {
     waits_.release(partition->cell(), AbortReason::shutdown);
     waits_.release(partition->cell().appended, AbortReason::shutdown);

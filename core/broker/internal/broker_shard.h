@@ -122,7 +122,8 @@ class BrokerShard final {
   // Second step: polls parked on partitions this shard owns are answered empty.
   void shut_down_waits();
   // Shutdown, last step (before the reactor goes): hands back what is parked here, closes
-  // every partition.
+  // every partition. On shard 0 metadata commands stop waiting for other nodes' entries
+  // (Coordinator::stop_waiting).
   void release_partitions();
   void close_partitions();
 

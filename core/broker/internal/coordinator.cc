@@ -75,8 +75,26 @@ void Coordinator::start_next() {
   if (phase_ == Phase::compacting || (current_ == nullptr && compact())) return;
   while (current_ == nullptr) {
     MetadataCommand* const command = take_next();
-    if (command == nullptr) return;
+    if (command == nullptr) break;
     run(*command);
+  }
+  // What is left waits for an entry, and none will come.
+  if (current_ == nullptr && stopping_) refuse_queued();
+}
+
+void Coordinator::stop_waiting() {
+  shard_.expect_on(ShardId(0));
+  stopping_ = true;
+  if (current_ == nullptr) start_next();
+}
+
+void Coordinator::refuse_queued() {
+  for (std::deque<MetadataCommand*>* waiting : {&entries_, &queue_}) {
+    while (!waiting->empty()) {
+      MetadataCommand& command = *waiting->front();
+      waiting->pop_front();
+      Flow::finish(command, shard_, Error::feature_unavailable);
+    }
   }
 }
 

@@ -53,6 +53,11 @@ class Coordinator final : private JournalDone {
 
   // Queues `command` (on shard 0).
   void enqueue(MetadataCommand& command);
+  // The broker stops (shard 0's on_stop): the embedder has stopped delivering other nodes'
+  // entries (harkd's main stops its coordination thread first), so from now on what waits for
+  // one (a command whose entry another node took, an entry after a gap, anything behind a
+  // stalled entry) fails with feature_unavailable instead of holding the broker's shutdown.
+  void stop_waiting();
 
  private:
   enum class Round : uint8_t { apply, retire };
@@ -69,6 +74,8 @@ class Coordinator final : private JournalDone {
   };
 
   void start_next();
+  // Fails every queued command and entry (stopping_, nothing can run).
+  void refuse_queued();
   // The next thing to run: an adopted entry in order, else a local command unless one waits
   // for an entry another node took; null if neither.
   MetadataCommand* take_next();
@@ -98,6 +105,7 @@ class Coordinator final : private JournalDone {
   uint64_t sequence_ = 0;           // The last entry journaled here.
   uint64_t waiting_for_ = 0;        // A local command waits until sequence_ reaches it.
   bool stalled_ = false;            // An adopted entry could not be applied: logged, stopped.
+  bool stopping_ = false;           // stop_waiting() was called.
   Round round_ = Round::apply;
   uint32_t returned_ = 0;
   Status failure_;

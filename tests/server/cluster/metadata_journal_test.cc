@@ -221,6 +221,40 @@ TEST_F(MetadataJournalTest, RacingCreatesOneWinsAndTheOtherIsCheckedAgainstTheNe
   }
 }
 
+// A command whose entry another node took waits for that entry; once the node stops, no entry
+// comes any more, and the command fails instead of holding the shutdown (it used to stay in
+// flight until the drain bound, and harkd left its connection behind).
+TEST_F(MetadataJournalTest, ACommandWaitingForAnEntryTakenElsewhereFailsWhenTheNodeStops) {
+  start(1);
+  start(2);
+  step();
+  step();
+  Async<core::CreateStream> first;
+  first.name = "one";
+  Async<core::CreateStream> second;
+  second.name = "two";
+  node(1).broker->submit(first);
+  node(2).broker->submit(second);
+  ASSERT_TRUE(
+      wait_until([&] { return node(1).link.pending() == 1 && node(2).link.pending() == 1; }));
+  // Node 1 wins entry 1 (its answer waits for node 2 to apply it).
+  ASSERT_TRUE(wait_until([&] {
+    step({1});
+    return has_key("/hark/test/meta/00000000000000000001");
+  }));
+  // Node 2's sync alone: its append finds entry 1 taken, and its mirror (its agent did not
+  // step) cannot deliver entry 1, so the command waits for it.
+  node(2).sync->step(*node(2).client, *node(2).agent, clock_.monotonic_now(), true);
+  for (int i = 0; i < 20; i++) step({1});
+  EXPECT_FALSE(second.finished());
+  stop(node(2));
+  ASSERT_TRUE(second.finished());
+  EXPECT_EQ(second.status().error(), Error::feature_unavailable);
+  // Node 1's command is answered once node 2, which left, no longer counts.
+  ASSERT_TRUE(settle(first));
+  EXPECT_TRUE(first.status().ok());
+}
+
 TEST_F(MetadataJournalTest, ACommandIsAnsweredOnlyOnceEveryLiveNodeAppliedIt) {
   start(1);
   start(2);
