@@ -138,6 +138,20 @@ class MetadataJournalTest : public ::testing::Test {
     return op.status();
   }
 
+  // Starts nodes 1 and 2 and submits `on_1` to node 1 and `on_2` to node 2, each built as
+  // entry 1 on the same (empty) catalog: returns once both wait in their links, before either
+  // reached etcd.
+  void race_for_entry_one(Async<core::CreateStream>& on_1, Async<core::CreateStream>& on_2) {
+    start(1);
+    start(2);
+    step();
+    step();
+    node(1).broker->submit(on_1);
+    node(2).broker->submit(on_2);
+    ASSERT_TRUE(
+        wait_until([&] { return node(1).link.pending() == 1 && node(2).link.pending() == 1; }));
+  }
+
   Status create_stream(uint32_t id, const std::string& name) {
     Async<core::CreateStream> create;
     create.name = name;
@@ -183,22 +197,14 @@ class MetadataJournalTest : public ::testing::Test {
 };
 
 TEST_F(MetadataJournalTest, RacingCreatesOneWinsAndTheOtherIsCheckedAgainstTheNewerCatalog) {
-  start(1);
-  start(2);
-  step();
-  step();
-  // Both nodes build entry 1 on the same (empty) catalog before either reaches etcd.
   Async<core::CreateStream> first;
   first.name = "taken";
   Async<core::CreateStream> second;
   second.name = "taken";
+  ASSERT_NO_FATAL_FAILURE(race_for_entry_one(first, second));
   Async<core::CreateStream> third;
   third.name = "other";
-  node(1).broker->submit(first);
-  node(2).broker->submit(second);
-  node(2).broker->submit(third);
-  ASSERT_TRUE(
-      wait_until([&] { return node(1).link.pending() == 1 && node(2).link.pending() == 1; }));
+  node(2).broker->submit(third);  // Queued behind `second`.
   ASSERT_TRUE(settle(first));
   ASSERT_TRUE(settle(second));
   ASSERT_TRUE(settle(third));
@@ -225,18 +231,11 @@ TEST_F(MetadataJournalTest, RacingCreatesOneWinsAndTheOtherIsCheckedAgainstTheNe
 // comes any more, and the command fails instead of holding the shutdown (it used to stay in
 // flight until the drain bound, and harkd left its connection behind).
 TEST_F(MetadataJournalTest, ACommandWaitingForAnEntryTakenElsewhereFailsWhenTheNodeStops) {
-  start(1);
-  start(2);
-  step();
-  step();
   Async<core::CreateStream> first;
   first.name = "one";
   Async<core::CreateStream> second;
   second.name = "two";
-  node(1).broker->submit(first);
-  node(2).broker->submit(second);
-  ASSERT_TRUE(
-      wait_until([&] { return node(1).link.pending() == 1 && node(2).link.pending() == 1; }));
+  ASSERT_NO_FATAL_FAILURE(race_for_entry_one(first, second));
   // Node 1 wins entry 1 (its answer waits for node 2 to apply it).
   ASSERT_TRUE(wait_until([&] {
     step({1});
