@@ -85,7 +85,9 @@ void Coordinator::start_next() {
 void Coordinator::stop_waiting() {
   shard_.expect_on(ShardId(0));
   stopping_ = true;
-  if (current_ == nullptr) start_next();
+  // Idle, everything that could run has (start_next() runs after each command): the rest
+  // waits. A command or compaction in progress refuses it when it ends (start_next()).
+  if (current_ == nullptr && phase_ != Phase::compacting) refuse_queued();
 }
 
 void Coordinator::refuse_queued() {
