@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "hark/bench/peers/peer_process.h"
 #include "hark/bench/suite/net.h"
@@ -49,6 +52,30 @@ uint64_t drain(int fd) {
     total += static_cast<uint64_t>(got);
   }
   return total;
+}
+
+// Reads exactly `buffer.size()` bytes unless the stream ends first; the bytes read.
+size_t read_full(int fd, std::span<std::byte> buffer) {
+  size_t have = 0;
+  for (ssize_t got; have < buffer.size() &&
+                    (got = ::read(fd, buffer.data() + have, buffer.size() - have)) > 0;) {
+    have += static_cast<size_t>(got);
+  }
+  return have;
+}
+
+// The relay: what arrives on `from` goes out on `to` until `from` ends. `acknowledged`: it
+// reads whole batches of `batch_bytes`, and answers each on `from` with 8 bytes once written on.
+void relay_loop(int from, int to, size_t batch_bytes, bool acknowledged) {
+  const std::array<std::byte, 8> ack{};
+  std::vector<std::byte> buffer(acknowledged ? batch_bytes : chunk_max);
+  for (;;) {
+    const ssize_t got = acknowledged ? static_cast<ssize_t>(read_full(from, buffer))
+                                     : ::read(from, buffer.data(), buffer.size());
+    if (got <= 0 || !write_all(to, {buffer.data(), static_cast<size_t>(got)})) break;
+    if (acknowledged && !write_all(from, ack)) break;
+  }
+  ::shutdown(to, SHUT_WR);
 }
 
 double mb_per_s(uint64_t bytes, SteadyClock::duration elapsed) {
@@ -106,7 +133,7 @@ double loopback_blast_mb_per_s(size_t write_size, std::chrono::milliseconds dura
   return mb_per_s(read, elapsed);
 }
 
-double relay_mb_per_s(size_t batch_bytes, size_t count) {
+double relay_mb_per_s(size_t batch_bytes, size_t count, bool acknowledged) {
   int in[2];
   int out[2];
   if (!socket_pair(in)) return -1;
@@ -115,24 +142,36 @@ double relay_mb_per_s(size_t batch_bytes, size_t count) {
     ::close(in[1]);
     return -1;
   }
+  // The relay is a process of its own, as a broker is: on a VM, switching between processes
+  // costs more than between threads of one, and the producer and consumer threads here wait
+  // on it as hark-bench's clients wait on harkd.
+  const pid_t relay = ::fork();
+  if (relay == 0) {
+    ::close(in[0]);
+    ::close(out[1]);
+    relay_loop(in[1], out[0], batch_bytes, acknowledged);
+    ::_exit(0);
+  }
+  ::close(in[1]);
+  ::close(out[0]);
   uint64_t read = 0;
   const auto start = SteadyClock::now();
-  std::thread consumer([&] { read = drain(out[1]); });
-  std::thread relay([&] {
-    std::vector<std::byte> buffer(chunk_max);
-    for (ssize_t got; (got = ::read(in[1], buffer.data(), buffer.size())) > 0;) {
-      if (!write_all(out[0], {buffer.data(), static_cast<size_t>(got)})) break;
+  if (relay > 0) {
+    std::thread consumer([&] { read = drain(out[1]); });
+    const std::vector<std::byte> batch(batch_bytes, std::byte{0x42});
+    std::array<std::byte, 8> answer{};
+    for (size_t sent = 0; sent < count && write_all(in[0], batch); sent += batch_bytes) {
+      if (acknowledged && read_full(in[0], answer) != answer.size()) break;
     }
-    ::shutdown(out[0], SHUT_WR);
-  });
-  const std::vector<std::byte> batch(batch_bytes, std::byte{0x42});
-  for (size_t sent = 0; sent < count && write_all(in[0], batch); sent += batch_bytes) {
+    ::shutdown(in[0], SHUT_WR);
+    consumer.join();
   }
-  ::shutdown(in[0], SHUT_WR);
-  relay.join();
-  consumer.join();
   const auto elapsed = SteadyClock::now() - start;
-  for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (relay < 0) return -1;
+  int status = 0;
+  ::waitpid(relay, &status, 0);
   return mb_per_s(read, elapsed);
 }
 

@@ -15,9 +15,13 @@ double iperf3_mb_per_s(int seconds);
 // `duration`, another reads them; MB/s read.
 double loopback_blast_mb_per_s(size_t write_size, std::chrono::milliseconds duration);
 // A plain relay: a producer thread writes `count` bytes in `batch_bytes` writes to a relay
-// thread, which reads them and writes what it read to a consumer thread (each byte crosses
+// process, which reads them and writes what it read to a consumer thread (each byte crosses
 // loopback twice, as through a broker); payload MB/s as the consumer reads them. The practical
 // ceiling of a broker that copies nothing and decides nothing.
-double relay_mb_per_s(size_t batch_bytes, size_t count);
+// `acknowledged`: the producer sends its next batch only once the relay, having read the whole
+// batch and written it to the consumer, answered it with 8 bytes, as an SDK's producer waits
+// for each send's answer from a broker that wakes its consumer first: the ceiling of one
+// producer that waits for each acknowledgement.
+double relay_mb_per_s(size_t batch_bytes, size_t count, bool acknowledged = false);
 
 }  // namespace hark::bench
