@@ -253,9 +253,16 @@ const Row& add_row(Report& report, const ProcessTarget& target, const Placement&
                    Cell& cell, std::chrono::microseconds gap) {
   const size_t wakes = std::max<size_t>(cell.wakes, 1);
   const bool pinned = target.pid > 0;
+  const std::string variant = target.variant.empty() ? "" : ", " + target.variant;
+  if (target.acknowledgement_row) {
+    report.add({.system = target.system,
+                .name = "acknowledgement " + placement.name + variant,
+                .samples_us = cell.ack_us,
+                .notes = "the producer's send -> its acknowledgement, in the wake's blocks"});
+  }
   return report.add(
       {.system = target.system,
-       .name = "wake " + placement.name + (target.variant.empty() ? "" : ", " + target.variant),
+       .name = "wake " + placement.name + variant,
        .samples_us = std::move(cell.samples_us),
        .server_cpu_us_per_op = pinned && cell.cpu_known ? static_cast<double>(cell.server_cpu_ns) /
                                                               1e3 / static_cast<double>(wakes)
@@ -347,7 +354,8 @@ ProcessTarget nats_process_target(const PeerProcess& server, std::string variant
 }
 
 bool measure_process_wakes(const Options& options, std::span<const ProcessTarget> targets,
-                           std::span<const TargetRatio> ratios, Report& report) {
+                           std::span<const TargetRatio> ratios, Report& report,
+                           const std::function<bool()>& before_block) {
   const std::vector<Placement> placements = make_placements(options.placements, report);
   const std::string load_before = load_average();
   const int blocks = options.smoke ? 1 : 5;
@@ -355,6 +363,7 @@ bool measure_process_wakes(const Options& options, std::span<const ProcessTarget
   std::vector<std::vector<Cell>> cells(placements.size(), std::vector<Cell>(targets.size()));
   bool ok = !placements.empty();
   for (int block = 0; block < blocks && ok && !interrupted(); block++) {
+    if (before_block) ok = before_block();
     for (size_t p = 0; p < placements.size() && ok; p++) {
       for (const ProcessTarget& target : targets) {
         if (target.pid > 0) (void)pin_process(target.pid, placements[p].servers);

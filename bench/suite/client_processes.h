@@ -31,6 +31,9 @@ struct ProcessTarget {
   pid_t pid = -1;  // -1: an external server, neither pinned nor measured.
   // A fresh stream, topic or key for one block: the role's arguments for it (nullopt: failed).
   std::function<std::optional<std::vector<std::string>>()> fresh;
+  // Also a row of the producer's acknowledgements ("acknowledgement PLACEMENT, VARIANT"): the
+  // commit as the producer sees it.
+  bool acknowledgement_row = false;
   std::string label() const { return variant.empty() ? system : system + " " + variant; }
 };
 ProcessTarget hark_process_target(const HarkServer& server, std::string variant);
@@ -48,8 +51,11 @@ struct TargetRatio {
 // first) and each target in turn, so drift weighs on all alike: one producer and one consumer
 // process, `gap` before each message. One row per target and placement: latency percentiles,
 // server CPU per wake (/proc/PID/task/*/schedstat over the block ÷ wakes) and, in its notes,
-// context switches per wake of the server and of the two clients. False if a block failed.
+// context switches per wake of the server and of the two clients. `before_block`, if given,
+// runs at the start of each block (a measurement that should alternate with the wakes; false
+// fails the run). False if a block failed.
 bool measure_process_wakes(const Options& options, std::span<const ProcessTarget> targets,
-                           std::span<const TargetRatio> ratios, Report& report);
+                           std::span<const TargetRatio> ratios, Report& report,
+                           const std::function<bool()>& before_block = {});
 
 }  // namespace hark::bench

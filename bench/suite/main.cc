@@ -40,6 +40,8 @@ constexpr Scenario scenarios[] = {
      "wake and throughput through a forwarding node vs on the owner (etcd, 2 harkd)"},
     {"replication", run_replication,
      "commit and wake at factor 1 and 3 (etcd, 3 harkd) vs a single harkd, with echo"},
+    {"durable", run_durable,
+     "always vs the disk's own floor and vs write, client processes, alternating blocks"},
 };
 
 void usage(FILE* out) {

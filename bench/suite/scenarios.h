@@ -29,6 +29,7 @@ bool run_classic(const Options& options, Report& report);
 bool run_notify(const Options& options, Report& report);
 bool run_cluster(const Options& options, Report& report);
 bool run_replication(const Options& options, Report& report);
+bool run_durable(const Options& options, Report& report);
 
 // The wake between one producer and one parked consumer (one partition, idle `gap` before
 // each message): latencies in µs, and harkd's CPU per message (-1 if unknown). Shared by
