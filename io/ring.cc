@@ -171,17 +171,12 @@ Submission Ring::write(int fd, std::span<const std::byte> bytes, uint64_t offset
   return {*this, sqe};
 }
 
-void Ring::write_then_datasync(int fd, std::span<const std::byte> bytes, uint64_t offset,
-                               Completion& write_done, Completion& sync_done) {
-  // A link cannot span two submissions: make room for both first.
-  if (io_uring_sq_space_left(&ring_) < 2) {
-    const int submitted = io_uring_submit(&ring_);
-    HARK_ASSERT(submitted >= 0);
-  }
-  io_uring_sqe* write = prepare(write_done);
-  io_uring_prep_write(write, fd, bytes.data(), static_cast<unsigned>(bytes.size()), offset);
-  write->flags |= IOSQE_IO_LINK;
-  io_uring_prep_fsync(prepare(sync_done), fd, IORING_FSYNC_DATASYNC);
+Submission Ring::write_dsync(int fd, std::span<const std::byte> bytes, uint64_t offset,
+                             Completion& completion) {
+  io_uring_sqe* sqe = prepare(completion);
+  io_uring_prep_write(sqe, fd, bytes.data(), static_cast<unsigned>(bytes.size()), offset);
+  sqe->rw_flags = RWF_DSYNC;
+  return {*this, sqe};
 }
 
 Submission Ring::writev(int fd, const iovec* vectors, uint32_t count, uint64_t offset,

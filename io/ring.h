@@ -81,13 +81,12 @@ class Ring {
   Submission read(int fd, std::span<std::byte> bytes, uint64_t offset, Completion& completion);
   Submission write(int fd, std::span<const std::byte> bytes, uint64_t offset,
                    Completion& completion);
-  // A write linked to an fdatasync of the same file (IOSQE_IO_LINK, both in one submission):
-  // the fdatasync starts once the write completed, and completes with -ECANCELED if the write
-  // failed. `write_done` hears the write, then `sync_done` the fdatasync. On an O_DIRECT file
-  // overwriting allocated, written blocks the fdatasync has no metadata to journal
+  // A write that completes once its bytes are on stable storage (RWF_DSYNC: as if an
+  // fdatasync followed it). On an O_DIRECT file overwriting allocated, written blocks the
+  // kernel issues it without an io-wq worker, as a write with FUA or followed by a cache flush
   // (docs/storage-format.md §How a commit reaches the disk).
-  void write_then_datasync(int fd, std::span<const std::byte> bytes, uint64_t offset,
-                           Completion& write_done, Completion& sync_done);
+  Submission write_dsync(int fd, std::span<const std::byte> bytes, uint64_t offset,
+                         Completion& completion);
   Submission writev(int fd, const iovec* vectors, uint32_t count, uint64_t offset,
                     Completion& completion);
   Submission fsync(int fd, Completion& completion);

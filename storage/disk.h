@@ -40,13 +40,13 @@ class DiskFile {
   virtual void read(std::span<std::byte> bytes, uint64_t position, io::Completion& done) = 0;
   virtual void datasync(io::Completion& done) = 0;
   // Durability `always`: completes (with the write's result) once `bytes` are on stable
-  // storage: one operation for the log (RingDisk: a write linked to an fdatasync). The address,
+  // storage: one operation for the log (RingDisk: a write with RWF_DSYNC). The address,
   // `position` and the length are multiples of direct_block_bytes. Requires open_direct() first;
   // one at a time per file.
   virtual void write_durable(std::span<const std::byte> bytes, uint64_t position,
                              io::Completion& done) = 0;
   // Prepares write_durable() (control plane): RingDisk opens the file a second time with
-  // O_DIRECT, so a write into pre-written blocks leaves its fdatasync no metadata to journal;
+  // O_DIRECT, so a write into pre-written blocks leaves its sync no block allocation to journal;
   // where the file system refuses O_DIRECT, durable writes are buffered.
   virtual Status open_direct() = 0;
 

@@ -35,12 +35,10 @@ class RingFile final : public DiskFile {
     ring_.read(fd_, bytes, position, done);
   }
   void datasync(io::Completion& done) override { ring_.fdatasync(fd_, done); }
-  // One durable write at a time per file (the log's writer has one operation in flight).
   void write_durable(std::span<const std::byte> bytes, uint64_t position,
                      io::Completion& done) override {
-    HARK_ASSERT(direct_fd_ >= 0 && durable_done_ == nullptr);
-    durable_done_ = &done;
-    ring_.write_then_datasync(direct_fd_, bytes, position, write_part_, sync_part_);
+    HARK_ASSERT(direct_fd_ >= 0);
+    ring_.write_dsync(direct_fd_, bytes, position, done);
   }
   Status open_direct() override;
 
@@ -101,28 +99,10 @@ class RingFile final : public DiskFile {
   }
 
  private:
-  // The two halves of a durable write: the write's result is kept until the fdatasync's.
-  struct WritePart final : io::Completion {
-    void complete(int32_t result, uint32_t /*flags*/) override { written = result; }
-    int32_t written = 0;
-  };
-  struct SyncPart final : io::Completion {
-    explicit SyncPart(RingFile& owner) : file(owner) {}
-    void complete(int32_t result, uint32_t /*flags*/) override {
-      io::Completion* done = std::exchange(file.durable_done_, nullptr);
-      const int32_t written = file.write_part_.written;
-      done->complete(written < 0 ? written : result < 0 ? result : written, 0);
-    }
-    RingFile& file;
-  };
-
   io::Ring& ring_;
   int fd_;
   int direct_fd_ = -1;  // fd_ itself where the file system has no O_DIRECT.
   std::string path_;
-  io::Completion* durable_done_ = nullptr;
-  WritePart write_part_;
-  SyncPart sync_part_{*this};
 };
 
 // True if O_DIRECT on `path` needs no stricter alignment than direct_block_bytes (statx

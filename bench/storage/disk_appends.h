@@ -27,8 +27,8 @@ struct AppendStrategy {
   AppendSync sync;
 };
 
-// The two durable strategies of durability `always`: the one it uses (storage/disk.h,
-// DiskFile::write_durable) and RWF_DSYNC, its alternative.
+// The two durable strategies of durability `always`: RWF_DSYNC, the one it uses
+// (storage/ring_disk.cc, DiskFile::write_durable), and a linked fdatasync, the one it used.
 inline constexpr AppendStrategy direct_linked{"direct prewritten, linked", true, true,
                                               AppendSync::linked};
 inline constexpr AppendStrategy direct_dsync{"direct prewritten, RWF_DSYNC", true, true,

@@ -12,9 +12,10 @@
 //   buffered, linked          the same with the fdatasync linked to the write (one submit)
 //   buffered prewritten       the file is pre-allocated and written with zeros 64 MiB ahead of
 //                             the head and synced first, fdatasync linked
-//   direct prewritten, linked O_DIRECT writes into the pre-written region, fdatasync linked:
-//                             what `always` does
-//   direct prewritten, DSYNC  O_DIRECT with RWF_DSYNC on the write itself, no fdatasync
+//   direct prewritten, linked O_DIRECT writes into the pre-written region, fdatasync linked
+//                             (`always` until 2026-12-03)
+//   direct prewritten, DSYNC  O_DIRECT with RWF_DSYNC on the write itself, no fdatasync: what
+//                             `always` does
 //   direct append, linked     O_DIRECT past the end of a growing file, fdatasync linked
 // O_DIRECT rows write what the log would: the aligned blocks from the block holding the head
 // to the end of the append, so the partial tail block is rewritten in place by the next append

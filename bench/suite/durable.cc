@@ -1,7 +1,7 @@
 // `durable`: durability `always` against the disk's own floor, in one run. In alternating
 // blocks: the floor, which is one stored 100 B message (164 bytes) appended in a file next to
-// harkd's data (TMPDIR), with O_DIRECT into a pre-written region made durable by a linked
-// fdatasync (what `always` does, storage/disk.h) and by RWF_DSYNC (its alternative), idle
+// harkd's data (TMPDIR), with O_DIRECT into a pre-written region made durable by RWF_DSYNC
+// (what `always` does, storage/ring_disk.cc) and by a linked fdatasync (what it did), idle
 // `gap` before each; then a harkd under `always` and one under `write`, each woken through a
 // separate producer and consumer process in every placement (client_processes.h). Per
 // placement the notes hold the two targets of docs/bench.md §Durable commits in one run: the
@@ -99,7 +99,7 @@ bool run_durable(const Options& options, Report& report) {
     std::fprintf(stderr, "durable: io_uring unavailable\n");
     return false;
   }
-  Floor floors[] = {{.strategy = direct_linked}, {.strategy = direct_dsync}};
+  Floor floors[] = {{.strategy = direct_dsync}, {.strategy = direct_linked}};
   const int per_block = options.smoke ? 20 : 400;
   std::vector<ProcessTarget> targets = {hark_process_target(hark_always, "durability always"),
                                         hark_process_target(hark_write, "durability write")};

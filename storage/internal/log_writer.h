@@ -41,7 +41,7 @@ namespace hark::storage::internal {
 // memory.
 //
 // Under `always` the data is written with durable writes (DiskFile::write_durable: an O_DIRECT
-// write linked to an fdatasync, one operation that is the commit) of whole direct_block_bytes
+// write with RWF_DSYNC, one operation that is the commit) of whole direct_block_bytes
 // blocks, from the
 // block holding the first unwritten byte (so the partial tail block is rewritten in place,
 // its acknowledged bytes unchanged) to the end of the chunk slot, the bytes past the data

@@ -1,5 +1,6 @@
 // Covers io::Ring operations against the real kernel: file open/write/read/fsync/fdatasync/
-// fallocate/close in a temp dir, linked timeouts, cancellation, and send/recv on loopback.
+// fallocate/close, a durable (RWF_DSYNC) write in a temp dir, linked timeouts, cancellation, and
+// send/recv on loopback.
 #include "hark/io/ring.h"
 
 #include <fcntl.h>
@@ -121,6 +122,37 @@ TEST(Ring, FileOpsRoundTrip) {
   ring->close(fd, closed);
   run_until(*ring, closed, 1);
   EXPECT_EQ(closed.results[0], 0);
+}
+
+// The durable write of `always` (storage/ring_disk.cc): an O_DIRECT block written with
+// RWF_DSYNC lands where asked and completes with its length; a failure comes back as -errno.
+TEST(Ring, ADsyncWriteOfADirectBlockLandsWhereAskedAndFailuresAreErrnos) {
+  auto ring = make_ring();
+  TempDir dir;
+  const std::string path = dir.path() + "/segment.log";
+  const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EINVAL) GTEST_SKIP() << "no O_DIRECT in " << dir.path();
+  ASSERT_GE(fd, 0);
+  constexpr size_t block = 4096;
+  auto* bytes = static_cast<std::byte*>(std::aligned_alloc(block, block));
+  std::memset(bytes, 'd', block);
+  Recorder written;
+  ring->write_dsync(fd, std::span<const std::byte>(bytes, block), 2 * block, written);
+  run_until(*ring, written, 1);
+  EXPECT_EQ(written.results[0], static_cast<int32_t>(block));
+  std::string back(block, '\0');
+  const int plain = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(plain, 0);
+  EXPECT_EQ(::pread(plain, back.data(), block, 2 * block), static_cast<ssize_t>(block));
+  EXPECT_EQ(back, std::string(block, 'd'));
+
+  Recorder refused;  // Read-only: the kernel refuses the write.
+  ring->write_dsync(plain, std::span<const std::byte>(bytes, block), 0, refused);
+  run_until(*ring, refused, 1);
+  EXPECT_EQ(refused.results[0], -EBADF);
+  std::free(bytes);
+  ::close(plain);
+  ::close(fd);
 }
 
 TEST(Ring, ReadOfMissingFileFailsWithErrno) {
