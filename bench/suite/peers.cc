@@ -223,6 +223,11 @@ bool peers_throughput(const Options& options, Report& report, const HarkServer& 
   return ok;
 }
 
+// Whether --peer-systems names `name`.
+bool wanted(const std::vector<std::string>& list, const char* name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
 // --clients processes: the wake only, with separate producer and consumer processes in each
 // placement (client_processes.h), for hark, Redis and NATS as in the threads mode, then the
 // durability rows: Redis writing its AOF before it replies (appendfsync no) next to harkd's
@@ -240,17 +245,20 @@ bool run_peers_processes(const Options& options, Report& report) {
   PeerProcess nats;
   const std::vector<std::string> aof_no = {"--appendonly", "yes", "--appendfsync", "no"};
   const std::vector<std::string> aof_always = {"--appendonly", "yes", "--appendfsync", "always"};
-  if (start_peer_server(options, redis[0], "redis-server", redis_in_memory, report, ok)) {
+  const bool with_redis = wanted(options.peer_systems, "redis");
+  if (with_redis &&
+      start_peer_server(options, redis[0], "redis-server", redis_in_memory, report, ok)) {
     targets.push_back(redis_process_target(redis[0], "in memory"));
   }
-  if (start_peer_server(options, nats, "nats-server", {}, report, ok)) {
+  if (wanted(options.peer_systems, "nats") &&
+      start_peer_server(options, nats, "nats-server", {}, report, ok)) {
     targets.push_back(nats_process_target(nats, "JetStream file store"));
   }
-  if (start_peer_server(options, redis[1], "redis-server", aof_no, report, ok)) {
+  if (with_redis && start_peer_server(options, redis[1], "redis-server", aof_no, report, ok)) {
     targets.push_back(redis_process_target(redis[1], "AOF fsync no"));
   }
   targets.push_back(hark_process_target(hark_always, "durability always"));
-  if (start_peer_server(options, redis[2], "redis-server", aof_always, report, ok)) {
+  if (with_redis && start_peer_server(options, redis[2], "redis-server", aof_always, report, ok)) {
     targets.push_back(redis_process_target(redis[2], "AOF fsync always"));
   }
   const std::string hark_label = "hark " + hark_variant;
@@ -278,9 +286,6 @@ bool run_peers(const Options& options, Report& report) {
              .throughput = redis_throughput};
   Peer nats{
       .system = "nats", .wake = nats_wake, .fanout = nats_fanout, .throughput = nats_throughput};
-  auto wanted = [](const std::vector<std::string>& list, const char* name) {
-    return std::find(list.begin(), list.end(), name) != list.end();
-  };
   if (wanted(options.peer_systems, "redis")) start_peer(options, redis, "redis-server", report, ok);
   if (wanted(options.peer_systems, "nats")) start_peer(options, nats, "nats-server", report, ok);
   Peer* const peers[2] = {&redis, &nats};
