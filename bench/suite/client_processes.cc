@@ -355,7 +355,7 @@ ProcessTarget nats_process_target(const PeerProcess& server, std::string variant
 
 bool measure_process_wakes(const Options& options, std::span<const ProcessTarget> targets,
                            std::span<const TargetRatio> ratios, Report& report,
-                           const std::function<bool()>& before_block) {
+                           const PlacementHook& before_placement) {
   const std::vector<Placement> placements = make_placements(options.placements, report);
   const std::string load_before = load_average();
   const int blocks = options.smoke ? 1 : 5;
@@ -363,11 +363,11 @@ bool measure_process_wakes(const Options& options, std::span<const ProcessTarget
   std::vector<std::vector<Cell>> cells(placements.size(), std::vector<Cell>(targets.size()));
   bool ok = !placements.empty();
   for (int block = 0; block < blocks && ok && !interrupted(); block++) {
-    if (before_block) ok = before_block();
     for (size_t p = 0; p < placements.size() && ok; p++) {
       for (const ProcessTarget& target : targets) {
         if (target.pid > 0) (void)pin_process(target.pid, placements[p].servers);
       }
+      if (before_placement) ok = before_placement(placements[p].name, placements[p].servers);
       for (size_t t = 0; t < targets.size() && ok; t++) {
         ok = run_block(targets[t], placements[p], per_block, options.gap, cells[p][t]);
       }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sched.h>
+
 #include <functional>
 #include <optional>
 #include <span>
@@ -51,11 +53,13 @@ struct TargetRatio {
 // first) and each target in turn, so drift weighs on all alike: one producer and one consumer
 // process, `gap` before each message. One row per target and placement: latency percentiles,
 // server CPU per wake (/proc/PID/task/*/schedstat over the block ÷ wakes) and, in its notes,
-// context switches per wake of the server and of the two clients. `before_block`, if given,
-// runs at the start of each block (a measurement that should alternate with the wakes; false
-// fails the run). False if a block failed.
+// context switches per wake of the server and of the two clients. `before_placement`, if
+// given, runs before the targets of each placement of each block, with the placement's name
+// and the CPUs its servers are pinned to (a measurement that should alternate with the wakes,
+// placed as the servers are; false fails the run). False if a block failed.
+using PlacementHook = std::function<bool(const std::string& placement, const cpu_set_t& servers)>;
 bool measure_process_wakes(const Options& options, std::span<const ProcessTarget> targets,
                            std::span<const TargetRatio> ratios, Report& report,
-                           const std::function<bool()>& before_block = {});
+                           const PlacementHook& before_placement = {});
 
 }  // namespace hark::bench

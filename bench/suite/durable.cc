@@ -1,16 +1,21 @@
-// `durable`: durability `always` against the disk's own floor, in one run. In alternating
-// blocks: the floor, which is one stored 100 B message (164 bytes) appended in a file next to
-// harkd's data (TMPDIR), with O_DIRECT into a pre-written region made durable by RWF_DSYNC
-// (what `always` does, storage/ring_disk.cc) and by a linked fdatasync (what it did), idle
-// `gap` before each; then a harkd under `always` and one under `write`, each woken through a
-// separate producer and consumer process in every placement (client_processes.h). Per
-// placement the notes hold the two targets of docs/bench.md §Durable commits in one run: the
-// commit under `always` (the producer's acknowledgement p50) at most 1.5 × the floor (the
-// better strategy's p50), and the wake under `always` at most the floor + 1.5 × the wake under
-// `write`.
+// `durable`: durability `always` against the disk's own floor, in one run. In each block and
+// each placement (client_processes.h), in turn: the floor, which is one stored 100 B message
+// (164 bytes) appended in a file next to harkd's data (TMPDIR) with O_DIRECT into a
+// pre-written region, made durable by RWF_DSYNC (what `always` does, storage/ring_disk.cc) and
+// by a linked fdatasync (what it did), idle `gap` before each, measured on the CPUs the
+// placement pins the servers to; then a harkd under `always` and one under `write`, each woken
+// through a separate producer and consumer process. Per placement the notes hold the two
+// targets of docs/bench.md §Durable commits in one run: the commit under `always` (the
+// producer's acknowledgement p50) at most 1.5 × the floor (the better strategy's p50), and the
+// wake under `always` at most the floor + 1.5 × the wake under `write`.
+#include <sched.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "hark/bench/storage/disk_appends.h"
 #include "hark/bench/suite/client_processes.h"
@@ -30,55 +35,108 @@ std::string data_parent() {
 }
 
 struct Floor {
-  const AppendStrategy& strategy;
+  const AppendStrategy* strategy;
   std::vector<double> samples_us;
-  bool unsupported = false;
 };
 
-// One block of each floor strategy; false if one failed.
-bool measure_floor_block(std::span<Floor> floors, int count, std::chrono::microseconds gap,
-                         io_uring& ring, Report& report) {
-  for (Floor& floor : floors) {
-    if (floor.unsupported) continue;
-    AppendRun run =
-        run_appends(floor.strategy, data_parent(), count, stored_message_bytes, gap, ring);
-    if (run.unsupported) {
-      floor.unsupported = true;
-      report.note(std::string("floor ") + floor.strategy.name + ": " + run.error);
-      continue;
-    }
-    if (!run.ok) {
-      std::fprintf(stderr, "durable: floor %s failed: %s\n", floor.strategy.name,
-                   run.error.c_str());
-      return false;
-    }
-    std::vector<double> kept = without_warmup(std::move(run.latencies_us));
-    floor.samples_us.insert(floor.samples_us.end(), kept.begin(), kept.end());
-  }
-  return true;
-}
+// A placement's better floor: its p50 and its strategy.
+struct BestFloor {
+  std::string placement;
+  double p50 = 0;
+  std::string strategy;
+};
 
-// The two targets for each placement that was measured.
-void verdicts(Report& report, double floor_p50, const std::string& floor_name) {
-  for (const char* placement : {"unpinned", "one-cpu", "split"}) {
-    const std::string where = placement;
-    const Row* ack = report.find("hark", "acknowledgement " + where + ", durability always");
-    const Row* always = report.find("hark", "wake " + where + ", durability always");
-    const Row* write = report.find("hark", "wake " + where + ", durability write");
+// Both floor strategies, each placement's measured on its servers' CPUs.
+class Floors {
+ public:
+  Floors() : unsupported_(std::size(strategies_), false) {}
+
+  // One block of each strategy, the calling thread pinned to `cpus` meanwhile (on one CPU the
+  // disk's completion work shares it, as harkd's does); false if one failed.
+  bool measure(const std::string& placement, const cpu_set_t& cpus, int count,
+               std::chrono::microseconds gap, io_uring& ring, Report& report) {
+    cpu_set_t before;
+    CPU_ZERO(&before);
+    (void)::sched_getaffinity(0, sizeof before, &before);
+    (void)::sched_setaffinity(0, sizeof cpus, &cpus);
+    if (!placed_.contains(placement)) order_.push_back(placement);
+    std::vector<Floor>& floors = placed_[placement];
+    bool ok = true;
+    for (size_t i = 0; i < std::size(strategies_) && ok; i++) {
+      if (floors.size() <= i) floors.push_back({.strategy = strategies_[i], .samples_us = {}});
+      if (unsupported_[i]) continue;
+      AppendRun run =
+          run_appends(*strategies_[i], data_parent(), count, stored_message_bytes, gap, ring);
+      if (run.unsupported) {
+        unsupported_[i] = true;
+        report.note(std::string("floor ") + strategies_[i]->name + ": " + run.error);
+      } else if (!run.ok) {
+        std::fprintf(stderr, "durable: floor %s failed: %s\n", strategies_[i]->name,
+                     run.error.c_str());
+        ok = false;
+      } else {
+        std::vector<double> kept = without_warmup(std::move(run.latencies_us));
+        floors[i].samples_us.insert(floors[i].samples_us.end(), kept.begin(), kept.end());
+      }
+    }
+    (void)::sched_setaffinity(0, sizeof before, &before);
+    return ok;
+  }
+
+  // Adds the rows; returns each placement's better floor, in the order they were measured.
+  std::vector<BestFloor> add_rows(Report& report, std::chrono::microseconds gap) {
+    std::vector<BestFloor> best;
+    for (const std::string& placement : order_) {
+      BestFloor better{.placement = placement};
+      for (Floor& floor : placed_[placement]) {
+        if (floor.samples_us.empty()) continue;
+        const Row& row = report.add(
+            {.system = "disk",
+             .name = "floor " + placement + ", " + floor.strategy->name,
+             .samples_us = std::move(floor.samples_us),
+             .notes = std::to_string(stored_message_bytes) + " B appends one at a time in " +
+                      data_parent() + " on the servers' CPUs, gap " + std::to_string(gap.count()) +
+                      " µs, alternating with the wakes"});
+        if (better.p50 <= 0 || row.latency.p50 < better.p50) {
+          better.p50 = row.latency.p50;
+          better.strategy = floor.strategy->name;
+        }
+      }
+      if (better.p50 > 0) best.push_back(better);
+    }
+    return best;
+  }
+
+ private:
+  static constexpr const AppendStrategy* strategies_[] = {&direct_dsync, &direct_linked};
+  std::vector<bool> unsupported_;
+  std::map<std::string, std::vector<Floor>> placed_;
+  std::vector<std::string> order_;
+};
+
+// The two targets for each placement that was measured, against that placement's floor.
+void verdicts(Report& report, const std::vector<BestFloor>& best) {
+  for (const BestFloor& floor : best) {
+    const std::string& placement = floor.placement;
+    const double floor_p50 = floor.p50;
+    const std::string& floor_name = floor.strategy;
+    const Row* ack = report.find("hark", "acknowledgement " + placement + ", durability always");
+    const Row* always = report.find("hark", "wake " + placement + ", durability always");
+    const Row* write = report.find("hark", "wake " + placement + ", durability write");
     if (ack == nullptr || always == nullptr || write == nullptr || floor_p50 <= 0) continue;
     char line[300];
     const double commit = ack->latency.p50 / floor_p50;
     std::snprintf(line, sizeof line,
                   "%-8s commit under always: acknowledgement p50 %.1f µs = %.2f x the floor "
                   "(%.1f µs, %s; target <= 1.5): %s",
-                  placement, ack->latency.p50, commit, floor_p50, floor_name.c_str(),
+                  placement.c_str(), ack->latency.p50, commit, floor_p50, floor_name.c_str(),
                   commit <= 1.5 ? "met" : "missed");
     report.note(line);
     const double bound = floor_p50 + 1.5 * write->latency.p50;
     std::snprintf(line, sizeof line,
                   "%-8s wake under always: p50 %.1f µs = %.2f x the bound, floor + 1.5 x the wake "
                   "under write (%.1f + 1.5 x %.1f = %.1f µs): %s",
-                  placement, always->latency.p50, always->latency.p50 / bound, floor_p50,
+                  placement.c_str(), always->latency.p50, always->latency.p50 / bound, floor_p50,
                   write->latency.p50, bound, always->latency.p50 <= bound ? "met" : "missed");
     report.note(line);
   }
@@ -99,36 +157,23 @@ bool run_durable(const Options& options, Report& report) {
     std::fprintf(stderr, "durable: io_uring unavailable\n");
     return false;
   }
-  Floor floors[] = {{.strategy = direct_dsync}, {.strategy = direct_linked}};
+  Floors floors;
   const int per_block = options.smoke ? 20 : 400;
   std::vector<ProcessTarget> targets = {hark_process_target(hark_always, "durability always"),
                                         hark_process_target(hark_write, "durability write")};
   targets[0].acknowledgement_row = true;
   const TargetRatio ratios[] = {{"hark durability always", "hark durability write"}};
-  bool ok = measure_process_wakes(options, targets, ratios, report, [&] {
-    return measure_floor_block(floors, per_block, options.gap, ring, report);
-  });
+  const bool ok = measure_process_wakes(
+      options, targets, ratios, report,
+      [&](const std::string& placement, const cpu_set_t& servers) {
+        return floors.measure(placement, servers, per_block, options.gap, ring, report);
+      });
   io_uring_queue_exit(&ring);
-  double floor_p50 = 0;
-  std::string floor_name;
-  for (Floor& floor : floors) {
-    if (floor.samples_us.empty()) continue;
-    const Row& row =
-        report.add({.system = "disk",
-                    .name = std::string("floor: ") + floor.strategy.name,
-                    .samples_us = std::move(floor.samples_us),
-                    .notes = std::to_string(stored_message_bytes) + " B appends one at a time in " +
-                             data_parent() + ", gap " + std::to_string(options.gap.count()) +
-                             " µs, alternating with the wakes' blocks"});
-    if (floor_p50 <= 0 || row.latency.p50 < floor_p50) {
-      floor_p50 = row.latency.p50;
-      floor_name = floor.strategy.name;
-    }
-  }
-  if (floor_p50 <= 0) {
+  const auto best = floors.add_rows(report, options.gap);
+  if (best.empty()) {
     report.note("no floor measured: O_DIRECT is not supported where harkd keeps its data");
   }
-  verdicts(report, floor_p50, floor_name);
+  verdicts(report, best);
   const bool stopped = hark_write.stop();
   return hark_always.stop() && stopped && ok;
 }
