@@ -49,7 +49,7 @@ struct BestFloor {
 // Both floor strategies, each placement's measured on its servers' CPUs.
 class Floors {
  public:
-  Floors() : unsupported_(std::size(strategies_), false) {}
+  Floors() : unsupported_(std::size(strategies), false) {}
 
   // One block of each strategy, the calling thread pinned to `cpus` meanwhile (on one CPU the
   // disk's completion work shares it, as harkd's does); false if one failed.
@@ -62,16 +62,16 @@ class Floors {
     if (!placed_.contains(placement)) order_.push_back(placement);
     std::vector<Floor>& floors = placed_[placement];
     bool ok = true;
-    for (size_t i = 0; i < std::size(strategies_) && ok; i++) {
-      if (floors.size() <= i) floors.push_back({.strategy = strategies_[i], .samples_us = {}});
+    for (size_t i = 0; i < std::size(strategies) && ok; i++) {
+      if (floors.size() <= i) floors.push_back({.strategy = strategies[i], .samples_us = {}});
       if (unsupported_[i]) continue;
       AppendRun run =
-          run_appends(*strategies_[i], data_parent(), count, stored_message_bytes, gap, ring);
+          run_appends(*strategies[i], data_parent(), count, stored_message_bytes, gap, ring);
       if (run.unsupported) {
         unsupported_[i] = true;
-        report.note(std::string("floor ") + strategies_[i]->name + ": " + run.error);
+        report.note(std::string("floor ") + strategies[i]->name + ": " + run.error);
       } else if (!run.ok) {
-        std::fprintf(stderr, "durable: floor %s failed: %s\n", strategies_[i]->name,
+        std::fprintf(stderr, "durable: floor %s failed: %s\n", strategies[i]->name,
                      run.error.c_str());
         ok = false;
       } else {
@@ -108,7 +108,7 @@ class Floors {
   }
 
  private:
-  static constexpr const AppendStrategy* strategies_[] = {&direct_dsync, &direct_linked};
+  static constexpr const AppendStrategy* strategies[] = {&direct_dsync, &direct_linked};
   std::vector<bool> unsupported_;
   std::map<std::string, std::vector<Floor>> placed_;
   std::vector<std::string> order_;
