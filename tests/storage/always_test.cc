@@ -70,7 +70,7 @@ TEST(DurabilityAlways, BatchCommitsOnlyAfterItsDurableWriteIntoAPreWrittenRegion
   const std::string log_path =
       harness.options.directory + "/" + segment_file_name(Offset(0), ".log");
   EXPECT_EQ(harness.disk.bytes(log_path).size(), (1u << 20) + direct_block_bytes);
-  harness.disk.drive();  // The durable write (a write with RWF_DSYNC, one operation): the commit.
+  harness.disk.drive();  // The durable write (one operation): the commit.
   EXPECT_EQ(harness.disk.datasyncs_count(), 1u);
   EXPECT_EQ(done.calls, 1);
   EXPECT_EQ(done.error, Error::ok);
