@@ -225,6 +225,31 @@ bool answers_held(const TestNotify& notify) {
          (notify.lag_above ? total >= notify.threshold : total <= notify.threshold);
 }
 
+// A failing answer says what it held, so a rare interleaving explains itself in the log.
+void print_answers(const TestNotify& notify) {
+  std::fprintf(stderr, "answer that does not hold: %s, threshold %llu%s, total %lld\n",
+               notify.condition == lag_condition ? "hark.lag" : "hark.messages",
+               static_cast<unsigned long long>(notify.threshold),
+               notify.condition != lag_condition ? ""
+               : notify.lag_above                ? " (above)"
+                                                 : " (below)",
+               notify.total ? static_cast<long long>(*notify.total) : -1LL);
+  for (const NotifyAnswer& answer : notify.answers) {
+    if (const auto ready = messages_ready(answer)) {
+      std::fprintf(stderr, "  partition %u: first readable %llu, next offset %llu\n",
+                   ready->partition_id, static_cast<unsigned long long>(ready->first_readable),
+                   static_cast<unsigned long long>(ready->next_offset));
+    } else if (const auto lag = partition_lag(answer)) {
+      std::fprintf(stderr, "  partition %u: next offset %llu, stored %lld, lag %llu\n",
+                   lag->partition_id, static_cast<unsigned long long>(lag->next_offset),
+                   lag->stored ? static_cast<long long>(*lag->stored) : -1LL,
+                   static_cast<unsigned long long>(lag->lag));
+    } else {
+      std::fprintf(stderr, "  an answer of neither shape\n");
+    }
+  }
+}
+
 void TestNotify::done() {
   Totals& totals = driver->totals();
   driver->answered(in_flight);
@@ -239,7 +264,10 @@ void TestNotify::done() {
   }
   if (SteadyClock::now() - submitted > wait + 1s && totals.running.load()) totals.late.fetch_add(1);
   if (!answers.empty()) totals.notified.fetch_add(1);
-  if (!answers_held(*this)) totals.bad_answers.fetch_add(1);
+  if (!answers_held(*this)) {
+    totals.bad_answers.fetch_add(1);
+    print_answers(*this);
+  }
 }
 
 template <typename Op>
