@@ -34,19 +34,35 @@ enum class AbortReason : uint8_t { none, purged, deleted, shutdown, moved };
 // (Condition::totals()), sent to the request's home as a Task: at most one in flight per
 // registration, so changes coalesce; the home reads the latest values when it runs.
 //
-// Concurrent: every field is a seq_cst atomic. The owner writes the values, then sets
-// `in_flight` (posting the task if it was clear); the home clears `in_flight`, then reads the
-// values: so a change the home might miss is always followed by another report.
+// Concurrent: every field is a seq_cst atomic, and the values are a seqlock: the owner (the
+// only writer) makes `version_` odd, writes, makes it even, then sets `in_flight` (posting the
+// task if it was clear); the home clears `in_flight`, then read()s. A read that overlapped a
+// write fails instead of mixing two measurements (an older measure with a newer answer): that
+// write's own report follows, since its `in_flight` exchange comes after the home's clear.
 class ConditionReport final : public io::Task {
  public:
   static constexpr size_t words = condition_answer_max / sizeof(uint64_t);
+  struct Values {
+    uint64_t measure = 0;
+    uint32_t answer_size = 0;
+    std::array<std::byte, condition_answer_max> answer{};
+  };
   Registration* registration = nullptr;
   std::atomic<bool> in_flight{false};
-  std::atomic<uint64_t> measure{0};
-  std::atomic<uint32_t> answer_size{0};
-  std::array<std::atomic<uint64_t>, words> answer{};
+
+  // Owner: one measurement, its answer and measure together.
+  void write(uint64_t measure, std::span<const std::byte, condition_answer_max> answer,
+             uint32_t answer_size);
+  // Home, after clearing `in_flight`: false if a write overlapped (its report follows).
+  bool read(Values& values) const;
 
   void run() override;  // On the home shard.
+
+ private:
+  std::atomic<uint64_t> version_{0};  // Odd while the owner writes.
+  std::atomic<uint64_t> measure_{0};
+  std::atomic<uint32_t> answer_size_{0};
+  std::array<std::atomic<uint64_t>, words> answer_{};
 };
 
 // A condition waiter's request, held by its Registration while parked (docs/notifications.md):

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "hark/core/base/log.h"
-#include "hark/core/base/message_layout.h"
 #include "hark/core/broker/broker.h"
 #include "hark/core/broker/internal/broker_shard.h"
 #include "hark/core/broker/internal/flow.h"
@@ -301,16 +300,16 @@ void NotifyJob::on_report(Wait& parked, Registration& registration) {
   HARK_ASSERT(totals_);
   size_t index = 0;
   while (static_cast<const CommitPoint*>(cells_[index].get()) != &registration.point()) index++;
-  const ConditionReport& report = registration.condition()->report;
+  // One measurement, whole: a read the owner's next write overlapped would pair this
+  // partition's older measure with its newer answer (the total would not be the answers' sum).
+  // That write's report follows; judge then.
+  ConditionReport::Values values;
+  if (!registration.condition()->report.read(values)) return;
   Measured& measured = measured_[index];
   measured.known = true;
-  measured.measure = report.measure.load(std::memory_order_seq_cst);
-  measured.answer.size =
-      std::min<uint32_t>(report.answer_size.load(std::memory_order_seq_cst), condition_answer_max);
-  for (size_t word = 0; word < ConditionReport::words; word++) {
-    store_u64(measured.answer.bytes, word * sizeof(uint64_t),
-              report.answer[word].load(std::memory_order_seq_cst));
-  }
+  measured.measure = values.measure;
+  measured.answer.size = values.answer_size;
+  measured.answer.bytes = values.answer;
   // Completing delivers at once (on_wait_done), which may end the Notify: nothing after it.
   if (total_holds()) shard.waits().complete(parked);
 }

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "hark/core/base/log.h"
-#include "hark/core/base/message_layout.h"
 
 namespace hark::core::internal {
 
@@ -214,13 +213,7 @@ bool Partition::judge(Registration& registration) {
 
 void Partition::report(Registration& registration, const Verdict& verdict) {
   ConditionSlot& slot = *registration.condition();
-  ConditionReport& report = slot.report;
-  for (size_t word = 0; word < ConditionReport::words; word++) {
-    report.answer[word].store(load_u64(slot.answer, word * sizeof(uint64_t)),
-                              std::memory_order_seq_cst);
-  }
-  report.answer_size.store(verdict.answer_size, std::memory_order_seq_cst);
-  report.measure.store(verdict.measure, std::memory_order_seq_cst);
+  slot.report.write(verdict.measure, slot.answer, verdict.answer_size);
   waits_.report(registration);
 }
 
