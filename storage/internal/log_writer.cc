@@ -172,8 +172,8 @@ bool LogWriter::start_for(Segment& segment) {
 bool LogWriter::index_due(const Segment& segment, bool sealed) {
   const size_t unwritten = segment.index.size() - segment.index_written;
   if (unwritten == 0) return false;
-  if (always() || sealed || sync_wanted_ || draining_ || index_wanted_ ||
-      unwritten >= index_staging_entries || !flush_waiters_.empty()) {
+  if (sealed || sync_wanted_ || draining_ || index_wanted_ || unwritten >= index_staging_entries ||
+      !flush_waiters_.empty()) {
     return true;
   }
   if (!index_timer_.armed()) arm(index_timer_, options_.flush_interval);

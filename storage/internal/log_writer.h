@@ -21,14 +21,14 @@ namespace hark::storage::internal {
 // crash cannot keep a later segment and lose an earlier one; within a segment, the index is
 // written after the data it describes.
 //
-// The index is a cache recovery rebuilds from the .log, so outside `always` its entries are
-// not written after every data write: they wait until the segment seals, a sync or flush is
-// wanted, a staging buffer's worth is unwritten, or flush_interval passed. A producer waits for
-// its data write only; a second write per send (another io-wq round trip, on file systems
-// that run buffered writes off the submitting thread) would cost every send a wake-up for
-// nothing it needs. Under `always` each durable write is still followed by its index entries,
-// so recovery can tell damage in an acknowledged message from a torn tail (the index reaches
-// it).
+// The index is a cache recovery rebuilds from the .log, so in every durability mode its
+// entries are not written after every data write: they wait until the segment seals, a sync or
+// flush is wanted, a staging buffer's worth is unwritten, or flush_interval passed. A producer
+// waits for its data write only; a second write per send (another io-wq round trip, on file
+// systems that run buffered writes off the submitting thread) would cost every send a wake-up
+// for nothing it needs. Under `always` that second write was once kept so recovery could tell
+// damage from a torn tail in the newest messages too; it cost the woken consumer more than
+// that was worth (docs/storage-format.md §Write order).
 //
 // Under `memory` it starts when flush_bytes are unwritten or flush_interval after the first
 // unwritten byte; under every other policy as soon as bytes are appended and no operation is in
@@ -41,17 +41,15 @@ namespace hark::storage::internal {
 // memory.
 //
 // Under `always` the data is written with durable writes (DiskFile::write_durable: an O_DIRECT
-// write with RWF_DSYNC, one operation that is the commit) of whole direct_block_bytes
-// blocks, from the
-// block holding the first unwritten byte (so the partial tail block is rewritten in place,
-// its acknowledged bytes unchanged) to the end of the chunk slot, the bytes past the data
-// zeroed; then index entries. Durable writes go into the pre-written region of the .log
+// write with RWF_DSYNC, one operation that is the commit) of whole direct_block_bytes blocks,
+// from the block holding the first unwritten byte (so the partial tail block is rewritten in
+// place, its acknowledged bytes unchanged) to the end of the chunk slot, the bytes past the
+// data zeroed. Durable writes go into the pre-written region of the .log
 // (Segment::prepared_bytes): before one would pass it, zeros are written (buffered) and
 // fdatasynced ahead of it, 1 MiB past what the write needs, and again whenever the writer is
 // idle and less than half of that is left. Appends that arrive while a write is in flight are
 // written together after it and share the next one. Index entries only ever describe durable
-// data, and the index is synced when the segment seals or on an explicit flush (it is a cache
-// recovery rebuilds from the .log).
+// data, and the index is synced when the segment seals or on an explicit flush.
 //
 // Owner shard only; its own io completion (one op in flight) and timers.
 class LogWriter final : public io::Completion {

@@ -224,18 +224,29 @@ TEST(PartitionLog, IndexEntriesWaitForTheIntervalTheSealOrAFlushOutsideAlways) {
   EXPECT_EQ(harness.disk.bytes(index).size(), second_start * 16);
 }
 
-// Under `always` every durable write is followed by its index entries, so recovery can tell
-// damage in an acknowledged message from a torn tail.
-TEST(PartitionLog, IndexEntriesFollowEachDurableWriteUnderAlways) {
+// Under `always` too the commit is the data write alone: its index entries follow on the
+// interval, and recovery finds the messages they do not reach from the .log.
+TEST(PartitionLog, IndexEntriesWaitForTheIntervalUnderAlwaysToo) {
   LogOptions options;
   options.durability = Durability::always;
   LogHarness harness(options);
   PartitionLog& log = harness.reopen();
+  const std::string index = harness.options.directory + "/00000000000000000000.index";
   ASSERT_TRUE(log.append(make_batch(2, "s", 100), 2).ok());
   harness.disk.drive_all();
   EXPECT_EQ(log.next_offset(), Offset(2));
-  EXPECT_EQ(harness.disk.bytes(harness.options.directory + "/00000000000000000000.index").size(),
-            2u * 16);
+  EXPECT_EQ(harness.disk.bytes(index).size(), 0u);  // Committed without its index entries.
+  harness.advance(options.flush_interval + 1ms);
+  EXPECT_EQ(harness.disk.drive_all(), 1u);  // One write for both entries.
+  EXPECT_EQ(harness.disk.bytes(index).size(), 2u * 16);
+
+  ASSERT_TRUE(log.append(make_batch(3, "t", 100), 3).ok());
+  harness.disk.drive_all();
+  EXPECT_EQ(log.next_offset(), Offset(5));
+  harness.disk.crash([](uint64_t) { return 0; });  // What was not durable is lost.
+  harness.close_log();
+  harness.disk.restart();
+  EXPECT_EQ(harness.reopen().next_offset(), Offset(5));  // Past the index, found in the .log.
 }
 
 TEST(PartitionLog, IntervalDurabilitySyncsOnItsTimer) {
