@@ -41,7 +41,6 @@ enum class AbortReason : uint8_t { none, purged, deleted, shutdown, moved };
 // write's own report follows, since its `in_flight` exchange comes after the home's clear.
 class ConditionReport final : public io::Task {
  public:
-  static constexpr size_t words = condition_answer_max / sizeof(uint64_t);
   struct Values {
     uint64_t measure = 0;
     uint32_t answer_size = 0;
@@ -59,6 +58,7 @@ class ConditionReport final : public io::Task {
   void run() override;  // On the home shard.
 
  private:
+  static constexpr size_t words = condition_answer_max / sizeof(uint64_t);
   std::atomic<uint64_t> version_{0};  // Odd while the owner writes.
   std::atomic<uint64_t> measure_{0};
   std::atomic<uint32_t> answer_size_{0};
