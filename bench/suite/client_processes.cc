@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <map>
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 
 #include "hark/bench/peers/nats.h"
@@ -301,6 +303,25 @@ void unpin_all(std::span<const ProcessTarget> targets) {
   }
 }
 
+// "DIR on FS", FS named for the file systems whose io_uring writes differ (ext4, XFS) and a
+// few others, else as its statfs magic number.
+std::string data_file_system() {
+  const std::string directory = server_data_parent();
+  struct statfs info {};
+  if (::statfs(directory.c_str(), &info) != 0) return directory + " (statfs failed)";
+  switch (info.f_type) {
+    case EXT4_SUPER_MAGIC: return directory + " on ext4";
+    case XFS_SUPER_MAGIC: return directory + " on XFS";
+    case BTRFS_SUPER_MAGIC: return directory + " on btrfs";
+    case TMPFS_MAGIC: return directory + " on tmpfs";
+    default: break;
+  }
+  char magic[32];
+  std::snprintf(magic, sizeof magic, " on file system 0x%lx",
+                static_cast<unsigned long>(info.f_type));
+  return directory + magic;
+}
+
 // The machine's load average, which says how much else competed for the CPUs.
 std::string load_average() {
   double load[3] = {0, 0, 0};
@@ -311,6 +332,11 @@ std::string load_average() {
 }
 
 }  // namespace
+
+std::string server_data_parent() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
 
 ProcessTarget hark_process_target(const HarkServer& server, std::string variant) {
   const std::string address = server.address();
@@ -376,6 +402,9 @@ bool measure_process_wakes(const Options& options, std::span<const ProcessTarget
   unpin_all(targets);
   report.note("load average (1, 5, 15 min) before: " + load_before + "; after: " + load_average() +
               " (other processes share these CPUs: compare ratios within the run)");
+  report.note("servers' data in " + data_file_system() +
+              " (it decides whether harkd's segment writes need a kernel worker: "
+              "docs/operations.md §Data directory)");
   for (size_t p = 0; p < placements.size(); p++) {
     std::map<std::string, Row> rows;
     for (size_t t = 0; t < targets.size(); t++) {

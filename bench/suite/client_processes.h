@@ -57,9 +57,17 @@ struct TargetRatio {
 // given, runs before the targets of each placement of each block, with the placement's name
 // and the CPUs its servers are pinned to (a measurement that should alternate with the wakes,
 // placed as the servers are; false fails the run). False if a block failed.
+//
+// The notes also name the file system the servers keep their data on (server_data_parent()):
+// under `write` it decides whether harkd's segment write needs a kernel worker
+// (docs/operations.md §Data directory).
 using PlacementHook = std::function<bool(const std::string& placement, const cpu_set_t& servers)>;
 bool measure_process_wakes(const Options& options, std::span<const ProcessTarget> targets,
                            std::span<const TargetRatio> ratios, Report& report,
                            const PlacementHook& before_placement = {});
+
+// Where spawned servers keep their data: $TMPDIR, or /tmp, the rule HarkdProcess and
+// PeerProcess make their directories by.
+std::string server_data_parent();
 
 }  // namespace hark::bench

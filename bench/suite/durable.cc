@@ -11,7 +11,6 @@
 #include <sched.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <string>
@@ -27,12 +26,6 @@ namespace hark::bench {
 namespace {
 
 constexpr size_t stored_message_bytes = 164;  // 100 B of payload and its 64-byte header.
-
-// Where harkd keeps its data: the temporary directory HarkdProcess makes its directory in.
-std::string data_parent() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-}
 
 struct Floor {
   const AppendStrategy* strategy;
@@ -66,7 +59,7 @@ class Floors {
       if (floors.size() <= i) floors.push_back({.strategy = strategies[i], .samples_us = {}});
       if (unsupported_[i]) continue;
       AppendRun run =
-          run_appends(*strategies[i], data_parent(), count, stored_message_bytes, gap, ring);
+          run_appends(*strategies[i], server_data_parent(), count, stored_message_bytes, gap, ring);
       if (run.unsupported) {
         unsupported_[i] = true;
         report.note(std::string("floor ") + strategies[i]->name + ": " + run.error);
@@ -95,8 +88,8 @@ class Floors {
              .name = "floor " + placement + ", " + floor.strategy->name,
              .samples_us = std::move(floor.samples_us),
              .notes = std::to_string(stored_message_bytes) + " B appends one at a time in " +
-                      data_parent() + " on the servers' CPUs, gap " + std::to_string(gap.count()) +
-                      " µs, alternating with the wakes"});
+                      server_data_parent() + " on the servers' CPUs, gap " +
+                      std::to_string(gap.count()) + " µs, alternating with the wakes"});
         if (better.p50 <= 0 || row.latency.p50 < better.p50) {
           better.p50 = row.latency.p50;
           better.strategy = floor.strategy->name;
